@@ -1,0 +1,84 @@
+"""Hand records (HAND_RECORD.md): sealing events into the hash chain and exporting a record."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from .base import Event, event_hash
+
+FORMAT = "academie.hand/1"
+
+
+def iso_z(at: datetime) -> str:
+    """UTC, ISO-8601 with a final ``Z`` (microsecond precision)."""
+    return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def seal(event: Event, *, seq: int, at: str, prev: str) -> dict[str, Any]:
+    """The record form of an event: its fields, ``seq``, ``at``, ``prev`` and ``hash``."""
+    sealed: dict[str, Any] = {"seq": seq, "type": event.type, "at": at, "by": event.by}
+    sealed.update(event.data)
+    sealed["prev"] = prev
+    sealed["hash"] = event_hash(sealed)
+    return sealed
+
+
+def seal_all(
+    events: Sequence[Event], *, commitment: str, at: str | Sequence[str], start_seq: int = 1,
+    prev: str | None = None,
+) -> list[dict[str, Any]]:
+    """Chain events from ``prev`` (the commitment for a hand's first event)."""
+    out = []
+    link = commitment if prev is None else prev
+    for i, event in enumerate(events):
+        stamp = at if isinstance(at, str) else at[i]
+        sealed = seal(event, seq=start_seq + i, at=stamp, prev=link)
+        link = sealed["hash"]
+        out.append(sealed)
+    return out
+
+
+def build_record(
+    *,
+    game: str,
+    hand: str,
+    table: str,
+    partie: str,
+    number: int,
+    seed: str,
+    deck: Sequence[str],
+    events: Sequence[Mapping[str, Any]],
+) -> dict[str, Any]:
+    """The exported document of a finished hand; its header repeats ``hand_started``."""
+    started = events[0]
+    over = events[-1]
+    if started["type"] != "hand_started" or over["type"] != "hand_over":
+        raise ValueError("a record needs a finished hand: hand_started … hand_over")
+    record: dict[str, Any] = {
+        "format": FORMAT,
+        "game": game,
+        "hand": hand,
+        "table": table,
+        "partie": partie,
+        "number": number,
+        "options": started["options"],
+        "seats": started["seats"],
+        "dealer": started["dealer"],
+        "chips_before": started["chips_before"],
+        "pot_before": started["pot_before"],
+        "commitment": started["commitment"],
+    }
+    if "comet_payment_due" in started:
+        record["comet_payment_due"] = started["comet_payment_due"]
+    record.update(
+        {
+            "seed": seed,
+            "deck": list(deck),
+            "events": [dict(e) for e in events],
+            "result": over["result"],
+            "digest": over["hash"],
+        }
+    )
+    return record

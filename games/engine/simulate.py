@@ -1,0 +1,176 @@
+"""Play one partie of bots and print a JSON summary.
+
+    python -m games.engine.simulate --game comet|commere --players N --hands K --seed S
+        [--bots heuristic,random,timeout,…] [--options JSON] [--chips C] [--export DIR]
+
+``--bots`` names the bots of seats 0, 1, 2, …, repeated round the table. Each hand's seed is
+derived from S and the hand number, so a run is reproducible. With ``--export`` one record per
+hand is written as ``DIR/<hand number>.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from .base import Event
+from .bots import make_bot
+from .deal import commitment, deal_from_seed
+from .play import play_hand
+from .record import build_record, iso_z, seal_all
+from .registry import get_game
+
+
+def hand_seed(partie_seed: str, number: int) -> str:
+    return hashlib.sha256(f"{partie_seed}:{number}".encode()).hexdigest()
+
+
+@dataclass
+class Partie:
+    """The running totals of a partie between hands (chips, pot, dealer, Comet payment)."""
+
+    game: str
+    n: int
+    options: dict[str, Any]
+    chips: list[int]
+    pot: int = 0
+    dealer: int | None = None
+    comet_due: int | None = None
+    comet_played_last: bool | None = None
+    hands: int = 0
+    events: int = 0
+    records: list[dict[str, Any]] = field(default_factory=list)
+
+    def apply_payments(self, events: list[Event]) -> None:
+        for e in events:
+            if e.type != "pay":
+                continue
+            amount = e.data["amount"]
+            src, dst = e.data["from"], e.data["to"]
+            if src == "pot":
+                self.pot -= amount
+            else:
+                self.chips[src] -= amount
+            if dst == "pot":
+                self.pot += amount
+            else:
+                self.chips[dst] += amount
+
+    def share_pot(self) -> list[int]:
+        """Ma commère: the pot left after a void last round, shared equally (RULES.md §1)."""
+        if self.pot <= 0 or self.dealer is None:
+            return [0] * self.n
+        share, rest = divmod(self.pot, self.n)
+        gains = [share] * self.n
+        for k in range(rest):  # one chip each, from the last banker's next seat
+            gains[(self.dealer + 1 + k) % self.n] += 1
+        for seat in range(self.n):
+            self.chips[seat] += gains[seat]
+        self.pot = 0
+        return gains
+
+
+def run(
+    *, game_name: str, players: int, hands: int, seed: str, bots: list[str],
+    options: dict[str, Any] | None, chips: int, export: Path | None,
+) -> dict[str, Any]:
+    game = get_game(game_name)
+    if not game.MIN_SEATS <= players <= game.MAX_SEATS:
+        raise ValueError(f"{game_name} is for {game.MIN_SEATS} to {game.MAX_SEATS} players")
+    opts = game.normalise_options(options or {})
+    limit = opts.get("deals") or opts.get("rounds")
+    if limit:
+        hands = min(hands, limit)
+    rng = random.Random(seed)
+    seat_bots = [make_bot(bots[i % len(bots)], random.Random(rng.random())) for i in range(players)]
+    partie_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"academie-sim:{game_name}:{seed}"))
+    names = [{"seat": i, "player": f"{seat_bots[i].name}-{i}"} for i in range(players)]
+    p = Partie(game=game_name, n=players, options=opts, chips=[chips] * players)
+    started = time.perf_counter()
+    for number in range(1, hands + 1):
+        if opts.get("until_broke") and min(p.chips) < opts["ante"]:
+            break  # "as soon as a player has fewer chips than the ante at the start"
+        seed_hex = hand_seed(seed, number)
+        deck, first_dealer = deal_from_seed(game_name, seed_hex, players)
+        p.dealer = first_dealer if p.dealer is None else (p.dealer + 1) % players
+        if game_name == "comet":
+            p.comet_due = game.next_comet_payment_due(  # type: ignore[attr-defined]
+                opts, p.comet_due, p.comet_played_last)
+        chips_before = {str(s): p.chips[s] for s in range(players)}
+        commit = commitment(seed_hex)
+        state, events = play_hand(
+            game, deck=deck, dealer=p.dealer, seats=names, options=opts,
+            chips_before=chips_before, pot_before=p.pot, commitment=commit, bots=seat_bots,
+            comet_payment_due=p.comet_due,
+        )
+        if game_name == "comet":
+            p.comet_played_last = game.comet_played(state)  # type: ignore[attr-defined]
+        p.apply_payments(events)
+        p.hands += 1
+        p.events += len(events)
+        if export is not None:
+            at = iso_z(datetime.now(UTC))
+            sealed = seal_all(events, commitment=commit, at=at)
+            record = build_record(
+                game=game_name, hand=str(uuid.uuid5(uuid.NAMESPACE_URL, seed_hex)),
+                table="simulator", partie=partie_id, number=number, seed=seed_hex, deck=deck,
+                events=sealed,
+            )
+            export.mkdir(parents=True, exist_ok=True)
+            (export / f"{number}.json").write_text(
+                json.dumps(record, ensure_ascii=False, indent=1), encoding="utf-8")
+    shared = p.share_pot() if game_name == "commere" else [0] * players
+    seconds = time.perf_counter() - started
+    return {
+        "game": game_name,
+        "players": players,
+        "hands": p.hands,
+        "events": p.events,
+        "chips": {str(s): p.chips[s] for s in range(players)},
+        "pot": p.pot,
+        "pot_shared_at_end": {str(s): shared[s] for s in range(players)},
+        "chips_total": sum(p.chips) + p.pot,
+        "seconds": round(seconds, 4),
+        "hands_per_second": round(p.hands / seconds, 1) if seconds else None,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m games.engine.simulate", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--game", required=True, choices=["comet", "commere"])
+    parser.add_argument("--players", type=int, required=True)
+    parser.add_argument("--hands", type=int, required=True)
+    parser.add_argument("--seed", required=True)
+    parser.add_argument("--bots", default="heuristic")
+    parser.add_argument("--options", default="{}", help="RULES.md options as JSON")
+    parser.add_argument("--chips", type=int, default=100)
+    parser.add_argument("--export", type=Path)
+    args = parser.parse_args(argv)
+    try:
+        options = json.loads(args.options)
+        if not isinstance(options, dict):
+            raise ValueError("--options must be a JSON object")
+        summary = run(
+            game_name=args.game, players=args.players, hands=args.hands, seed=args.seed,
+            bots=[b.strip() for b in args.bots.split(",") if b.strip()], options=options,
+            chips=args.chips, export=args.export,
+        )
+    except (ValueError, json.JSONDecodeError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(summary, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,253 @@
+"""Verify hand records without a database (HAND_RECORD.md, "Verifying").
+
+    python -m games.engine.verify RECORD.json [...]
+
+prints ``OK <digest>`` per record or its first discrepancy, and exits non-zero if any fails.
+It checks the commitment, the deck, the first dealer, the hash chain, every move's legality,
+every ``forced`` move (the only legal move) and ``timeout`` move (the default move), every
+derived event (payments and their order, stops, draws, showdown) and the result.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+from .base import BY_FORCED, BY_TIMEOUT, MOVE_BYS, Event, RuleError, event_hash
+from .deal import deal_from_seed
+from .record import FORMAT
+from .registry import GAME_NAMES, get_game
+
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+_AT = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z")
+HEADER_FIELDS = ("dealer", "seats", "options", "chips_before", "pot_before", "commitment")
+
+
+class Discrepancy(Exception):
+    """The first thing in a record that does not hold."""
+
+
+def _int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_header(record: Mapping[str, Any]) -> None:
+    if record.get("format") != FORMAT:
+        raise Discrepancy(f"format is {record.get('format')!r}, expected {FORMAT!r}")
+    if record.get("game") not in GAME_NAMES:
+        raise Discrepancy(f"unknown game {record.get('game')!r}")
+    for key in ("number", "dealer", "pot_before"):
+        if not _int(record.get(key)):
+            raise Discrepancy(f"{key} must be an integer")
+    if record["number"] < 1:
+        raise Discrepancy("number must be 1 or more")
+    seats = record.get("seats")
+    if not isinstance(seats, list) or not seats:
+        raise Discrepancy("seats must be a non-empty list")
+    for i, entry in enumerate(seats):
+        if not isinstance(entry, dict) or entry.get("seat") != i or not _int(entry.get("seat")):
+            raise Discrepancy(f"seats[{i}] must be {{'seat': {i}, 'player': …}}")
+    n = len(seats)
+    game = get_game(record["game"])
+    if not game.MIN_SEATS <= n <= game.MAX_SEATS:
+        raise Discrepancy(f"{n} seats: {record['game']} is for {game.MIN_SEATS}–{game.MAX_SEATS}")
+    if not 0 <= record["dealer"] < n:
+        raise Discrepancy(f"dealer {record['dealer']} is not a seat")
+    keys = {str(s) for s in range(n)}
+    chips = record.get("chips_before")
+    if not isinstance(chips, dict) or set(chips) != keys:
+        raise Discrepancy("chips_before must name every seat")
+    if not all(_int(v) and v >= 0 for v in chips.values()):
+        raise Discrepancy("chips_before must hold non-negative integers")
+    if record["pot_before"] < 0:
+        raise Discrepancy("pot_before is negative")
+    if not isinstance(record.get("options"), dict):
+        raise Discrepancy("options must be an object")
+    for key in ("commitment", "seed", "digest"):
+        if not isinstance(record.get(key), str) or not _HEX64.fullmatch(record[key]):
+            raise Discrepancy(f"{key} must be 64 lowercase hex digits")
+
+
+def _check_deal(record: Mapping[str, Any]) -> None:
+    seed = record["seed"]
+    if hashlib.sha256(bytes.fromhex(seed)).hexdigest() != record["commitment"]:
+        raise Discrepancy("the seed does not match the commitment")
+    deck, first_dealer = deal_from_seed(record["game"], seed, len(record["seats"]))
+    if record.get("deck") != deck:
+        raise Discrepancy("deck is not the deck derived from the seed")
+    if record["number"] == 1 and record["dealer"] != first_dealer:
+        raise Discrepancy(f"first hand: the seed draws seat {first_dealer} to deal, "
+                          f"the record says {record['dealer']}")
+
+
+def _check_chain(record: Mapping[str, Any]) -> None:
+    events = record.get("events")
+    if not isinstance(events, list) or not events:
+        raise Discrepancy("events must be a non-empty list")
+    prev = record["commitment"]
+    last_at = ""
+    for i, ev in enumerate(events, start=1):
+        if not isinstance(ev, dict):
+            raise Discrepancy(f"event {i} is not an object")
+        if ev.get("seq") != i or not _int(ev.get("seq")):
+            raise Discrepancy(f"event {i}: seq is {ev.get('seq')!r}, expected {i}")
+        at = ev.get("at")
+        if not isinstance(at, str) or not _AT.fullmatch(at):
+            raise Discrepancy(f"event {i}: 'at' must be UTC ISO-8601 ending in Z")
+        if _normal_at(at) < last_at:
+            raise Discrepancy(f"event {i}: time goes backwards")
+        last_at = _normal_at(at)
+        if ev.get("prev") != prev:
+            raise Discrepancy(f"event {i}: prev does not link to the previous event's hash")
+        if ev.get("hash") != event_hash(ev):
+            raise Discrepancy(f"event {i}: hash does not match its content")
+        prev = ev["hash"]
+    if record["digest"] != prev:
+        raise Discrepancy("digest is not the last event's hash")
+
+
+def _normal_at(at: str) -> str:
+    """Comparable form of a timestamp of any precision."""
+    main, _, frac = at[:-1].partition(".")
+    return main + "." + frac.ljust(9, "0")
+
+
+def _same(expected: Event, got: Mapping[str, Any], index: int) -> None:
+    got_event = Event.from_dict(dict(got))
+    if (expected.type, expected.by) != (got_event.type, got_event.by) or \
+            json.dumps(expected.data, sort_keys=True) != json.dumps(got_event.data, sort_keys=True):
+        raise Discrepancy(
+            f"event {index}: expected {json.dumps(expected.to_dict(), sort_keys=True)}, "
+            f"got {json.dumps(got_event.to_dict(), sort_keys=True)}"
+        )
+
+
+def _check_play(record: Mapping[str, Any]) -> None:
+    game = get_game(record["game"])
+    events = record["events"]
+    started = events[0]
+    if started.get("type") != "hand_started" or started.get("by") != "service":
+        raise Discrepancy("event 1 must be hand_started by service")
+    for key in HEADER_FIELDS:
+        if started.get(key) != record.get(key):
+            raise Discrepancy(f"event 1: hand_started {key} differs from the record's")
+    if record["game"] == "comet":
+        due = record.get("comet_payment_due")
+        if started.get("comet_payment_due") != due or not _int(due):
+            raise Discrepancy("comet_payment_due missing or differs from hand_started")
+        _check_comet_due(record["options"], due)
+    try:
+        opening = game.begin(
+            deck=record["deck"], dealer=record["dealer"], seats=record["seats"],
+            options=record["options"], chips_before=record["chips_before"],
+            pot_before=record["pot_before"], commitment=record["commitment"],
+            **({"comet_payment_due": record["comet_payment_due"]}
+               if record["game"] == "comet" else {}),
+        )
+    except (ValueError, TypeError, KeyError) as exc:
+        raise Discrepancy(f"the hand cannot start: {exc}") from None
+    if len(events) < len(opening):
+        raise Discrepancy("the record ends before the antes are paid")
+    for i, expected in enumerate(opening):
+        _same(expected, events[i], i + 1)
+    state = game.replay(record["deck"], opening)
+    i = len(opening)
+    while i < len(events):
+        if game.is_over(state):
+            raise Discrepancy(f"event {i + 1}: the hand was already over")
+        got = Event.from_dict(events[i])
+        if got.by not in MOVE_BYS:
+            raise Discrepancy(f"event {i + 1} ({got.type}): expected a player's move here, "
+                              f"not an event by {got.by!r}")
+        parsed = game.move_of(got)
+        if parsed is None:
+            raise Discrepancy(f"event {i + 1}: {got.type!r} is not a move")
+        seat, move = parsed
+        legal = game.legal_moves(state).get(seat, [])
+        if got.by == BY_FORCED and legal != [move]:
+            raise Discrepancy(f"event {i + 1}: forced {move}, but it is not seat {seat}'s only "
+                              f"legal move")
+        if got.by == BY_TIMEOUT:
+            if seat not in game.to_act(state):
+                raise Discrepancy(f"event {i + 1}: time-out for seat {seat}, who was not awaited")
+            default = game.default_move(state, seat)
+            if default != move:
+                raise Discrepancy(f"event {i + 1}: time-out move {move}, but the default move "
+                                  f"is {default}")
+        try:
+            produced = game.decide(state, seat, move, got.by)
+        except RuleError as exc:
+            raise Discrepancy(f"event {i + 1}: illegal move {move} by seat {seat}: "
+                              f"{exc.message}") from None
+        if i + len(produced) > len(events):
+            raise Discrepancy(f"event {i + 1}: the record stops before the events this move "
+                              f"causes")
+        for k, expected in enumerate(produced):
+            _same(expected, events[i + k], i + k + 1)
+            state = game.apply(state, expected)
+        i += len(produced)
+    if not game.is_over(state):
+        raise Discrepancy("the hand is not over at the last event")
+    if events[-1].get("type") != "hand_over":
+        raise Discrepancy("the last event must be hand_over")
+    if events[-1].get("result") != record.get("result"):
+        raise Discrepancy("result differs from hand_over's")
+    if game.result(state) != record["result"]:
+        raise Discrepancy("result is not what the moves give")
+
+
+def _check_comet_due(options: Mapping[str, Any], due: int) -> None:
+    base = options.get("comet_payment", 1)
+    if not options.get("progressive_comet", False):
+        if due != base:
+            raise Discrepancy(f"comet_payment_due {due} must equal comet_payment {base}")
+        return
+    value = base
+    while value < due and value > 0:
+        value *= 2
+    if value != due:
+        raise Discrepancy(f"comet_payment_due {due} is not comet_payment {base} doubled")
+
+
+def verify_record(record: Mapping[str, Any]) -> str:
+    """Return the record's digest, or raise ``Discrepancy`` naming the first one."""
+    if not isinstance(record, Mapping):
+        raise Discrepancy("a record is a JSON object")
+    _check_header(record)
+    _check_deal(record)
+    _check_chain(record)
+    try:
+        _check_play(record)
+    except Discrepancy:
+        raise
+    except Exception as exc:  # a tampered record may hold anything: never crash on it
+        raise Discrepancy(f"the events cannot be replayed: {type(exc).__name__}: {exc}") from None
+    return str(record["digest"])
+
+
+def main(argv: list[str] | None = None) -> int:
+    paths = sys.argv[1:] if argv is None else argv
+    if not paths:
+        print("usage: python -m games.engine.verify RECORD.json [...]", file=sys.stderr)
+        return 2
+    failures = 0
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                record = json.load(fh)
+            print(f"OK {verify_record(record)}")
+        except (OSError, json.JSONDecodeError) as exc:
+            failures += 1
+            print(f"FAIL {path}: cannot read the record: {exc}")
+        except Discrepancy as exc:
+            failures += 1
+            print(f"FAIL {path}: {exc}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
