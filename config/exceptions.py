@@ -1,0 +1,46 @@
+"""One exception handler maps every domain error to its HTTP status (STYLE.md §4).
+
+Every answer to a client's mistake is ``{"error": code, "detail": message, …}`` with the right
+status; nothing a client sends can produce a 500.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import Http404
+from rest_framework import exceptions as drf
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_handler
+
+from games.errors import GameError, IllegalMoveError
+
+
+def _domain_errors() -> tuple[type[Exception], ...]:
+    try:
+        from ledger.exceptions import LedgerError
+    except ImportError:  # pragma: no cover - the ledger app always ships it
+        return (GameError,)
+    return (GameError, LedgerError)
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, IllegalMoveError):
+        return Response({"error": exc.code, "rule": exc.rule, "detail": exc.message},
+                        status=exc.status)
+    if isinstance(exc, _domain_errors()):
+        status = getattr(exc, "status", 400)
+        code = getattr(exc, "code", "error")
+        return Response({"error": code, "detail": str(exc)}, status=status)
+    if isinstance(exc, ValidationError):
+        return Response({"error": "invalid", "detail": exc.messages}, status=400)
+    if isinstance(exc, Http404):
+        exc = drf.NotFound()
+    elif isinstance(exc, PermissionDenied):
+        exc = drf.PermissionDenied()
+    response = drf_handler(exc, context)
+    if response is not None and isinstance(response.data, dict) and "detail" in response.data:
+        code = getattr(exc, "default_code", "error")
+        response.data = {"error": code, **response.data}
+    return response

@@ -1,0 +1,153 @@
+"""Parties, hands and the event store.
+
+A hand's state is never stored: it is rebuilt by replaying its ``HandEvent`` rows through the
+rules engine. Events are append-only (database triggers, migration 0002) and hash-chained
+(HAND_RECORD.md). The seed lives in ``HandSeed``, apart from the events, and is revealed only
+once the hand is over.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+
+class Game(models.TextChoices):
+    COMET = "comet", "Comet"
+    COMMERE = "commere", "Ma commère, accommodez-moi"
+
+
+class Partie(models.Model):
+    class Status(models.TextChoices):
+        PLAYING = "playing"
+        OVER = "over"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    game = models.CharField(max_length=16, choices=Game.choices)
+    options = models.JSONField(help_text="Every option of RULES.md for this game, defaults filled")
+    club_key = models.CharField(max_length=64, default="casual",
+                                help_text="The ledger's club whose wallets pay and win")
+    table_label = models.CharField(max_length=64, default="free table")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PLAYING)
+    move_timeout = models.DurationField()
+    forced_move_delay = models.DurationField()
+    comet_window = models.DurationField()
+    pause_between_hands = models.DurationField()
+    deal_until = models.DateTimeField(null=True, blank=True)
+    # Comet's progressive payment carries from deal to deal (RULES.md §2, options).
+    comet_payment_due = models.PositiveIntegerField(null=True, blank=True)
+    comet_played_last = models.BooleanField(null=True, blank=True)
+    next_hand_at = models.DateTimeField(null=True, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                   on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.get_game_display()} at {self.table_label} ({self.status})"
+
+
+class Seat(models.Model):
+    partie = models.ForeignKey(Partie, on_delete=models.CASCADE, related_name="seats")
+    number = models.PositiveSmallIntegerField()
+    player = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
+                               related_name="seats")
+    bot = models.CharField(max_length=16, blank=True,
+                           help_text="random, heuristic or timeout; empty for a person")
+
+    class Meta:
+        ordering = ["partie", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["partie", "number"], name="seat_number_unique"),
+            models.UniqueConstraint(fields=["partie", "player"], name="seat_player_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"seat {self.number}: {self.player}"
+
+
+class Hand(models.Model):
+    class Status(models.TextChoices):
+        PLAYING = "playing"
+        OVER = "over"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    partie = models.ForeignKey(Partie, on_delete=models.PROTECT, related_name="hands")
+    number = models.PositiveIntegerField()
+    dealer = models.PositiveSmallIntegerField()
+    commitment = models.CharField(max_length=64)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PLAYING)
+    last_seq = models.PositiveIntegerField(default=0)
+    # The pending decision: who is awaited, and until when (the timers play the default move).
+    deadline = models.DateTimeField(null=True, blank=True, db_index=True)
+    deadline_seq = models.PositiveIntegerField(null=True, blank=True)
+    deadline_kind = models.CharField(
+        max_length=16, blank=True,
+        help_text="timeout: the awaited player's time runs out; forced: his only move is due",
+    )
+    started_at = models.DateTimeField(auto_now_add=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["partie", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["partie", "number"], name="hand_number_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"hand {self.number} of {self.partie_id}"
+
+
+class HandSeed(models.Model):
+    """The secret seed, kept apart from the events and every API until the hand ends."""
+
+    hand = models.OneToOneField(Hand, on_delete=models.PROTECT, primary_key=True,
+                                related_name="secret")
+    seed = models.CharField(max_length=64)
+
+
+class HandEvent(models.Model):
+    class By(models.TextChoices):
+        PLAYER = "player"
+        FORCED = "forced"
+        TIMEOUT = "timeout"
+        SERVICE = "service"
+
+    hand = models.ForeignKey(Hand, on_delete=models.PROTECT, related_name="events")
+    seq = models.PositiveIntegerField()
+    type = models.CharField(max_length=32)
+    payload = models.JSONField()
+    by = models.CharField(max_length=16, choices=By.choices)
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                              on_delete=models.PROTECT, related_name="+")
+    command_id = models.UUIDField(null=True, blank=True)
+    at = models.CharField(max_length=40, help_text="UTC ISO-8601 with a final Z, as hashed")
+    prev = models.CharField(max_length=64)
+    hash = models.CharField(max_length=64)
+
+    class Meta:
+        ordering = ["hand", "seq"]
+        constraints = [
+            # The optimistic lock: a second writer at the same seq loses (409).
+            models.UniqueConstraint(fields=["hand", "seq"], name="hand_event_seq_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.hand_id} #{self.seq} {self.type}"
+
+
+class Command(models.Model):
+    """An applied command, so that a retry with the same id returns the first answer."""
+
+    command_id = models.UUIDField(primary_key=True)
+    hand = models.ForeignKey(Hand, on_delete=models.PROTECT, related_name="commands")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
+                             related_name="+")
+    request = models.JSONField()
+    response = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)

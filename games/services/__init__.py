@@ -1,0 +1,10 @@
+"""The game service's commands: each one transaction (ARCHITECTURE.md, command flow).
+
+``partie_start``, ``hand_deal``, ``move_play``, ``deadline_fire`` (the time-out, forced or
+delayed bot move of a pending decision) and ``partie_close``.
+"""
+
+from .moves import deadline_fire, move_play
+from .parties import hand_deal, partie_close, partie_start
+
+__all__ = ["deadline_fire", "hand_deal", "move_play", "partie_close", "partie_start"]

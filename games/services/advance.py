@@ -1,0 +1,166 @@
+"""After every move: let bots play, schedule forced moves and deadlines, end the hand.
+
+RULES.md §3: a seat's only legal move is played for it by the service, at once for a bot, after
+``forced_move_delay`` for a person, and in Comet never before the Comet holder's ``comet_window``
+has passed (while a person holds the Comet and may still play it). Every other decision has a
+deadline (``move_timeout``) after which the default move is played.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from games.engine.base import BY_FORCED, BY_PLAYER, BY_TIMEOUT, Event, Move
+from games.engine.bots import make_bot
+from games.models import Hand, Partie, Seat
+
+from . import chips, store
+
+KIND_TIMEOUT = "timeout"
+KIND_FORCED = "forced"
+KIND_BOT = "bot"
+MAX_STEPS = 10_000
+
+
+@dataclass
+class Table:
+    """What ``advance`` needs to know of a partie while it plays a hand."""
+
+    partie: Partie
+    seats: list[Seat]
+
+    @property
+    def bots(self) -> dict[int, str]:
+        return {s.number: s.bot for s in self.seats if s.bot}
+
+
+def bot_move(table: Table, hand: Hand, loaded: store.Loaded, seat: int, required: bool) -> Move | None:
+    # A bot's randomness comes from the hand and the point of play, so a replayed partie is
+    # deterministic and two workers never disagree about a bot's choice.
+    rng = random.Random(f"{hand.id}:{hand.last_seq}:{seat}")
+    bot = make_bot(table.bots[seat], rng)
+    legal = loaded.game.legal_moves(loaded.state).get(seat, [])
+    return bot.choose(loaded.game, loaded.state, seat, legal, required)
+
+
+def apply_move(
+    table: Table, hand: Hand, loaded: store.Loaded, seat: int, move: Move, by: str, *,
+    actor: Any = None, command_id: Any = None, now: datetime,
+) -> store.Loaded:
+    """Decide, append, post the chips; the caller holds the transaction and the hand's lock."""
+    produced = loaded.game.decide(loaded.state, seat, move, by)
+    sealed = store.append(hand, produced, prev_hash=loaded.last_hash, actor=actor,
+                          command_id=command_id, at=now)
+    chips.post_payments(partie=table.partie, hand=hand, sealed=sealed)
+    state = loaded.state
+    for event in produced:
+        state = loaded.game.apply(state, event)
+    return store.Loaded(game=loaded.game, deck=loaded.deck, events=loaded.events + sealed,
+                        state=state)
+
+
+def advance(table: Table, hand: Hand, loaded: store.Loaded, *, now: datetime) -> store.Loaded:
+    """Play every move that needs no waiting, then set the hand's next deadline."""
+    game = loaded.game
+    bots = table.bots
+    partie = table.partie
+    for _ in range(MAX_STEPS):
+        if game.is_over(loaded.state):
+            _finish(table, hand, loaded, now=now)
+            return loaded
+        legal = game.legal_moves(loaded.state)
+        awaited = game.to_act(loaded.state)
+        moved = False
+        # Priority: a seat that only *may* act (the Comet holder) has its chance first.
+        for seat in legal:
+            if seat not in awaited and bots.get(seat) not in (None, "timeout"):
+                move = bot_move(table, hand, loaded, seat, required=False)
+                if move is not None:
+                    loaded = apply_move(table, hand, loaded, seat, move, BY_PLAYER, now=now)
+                    moved = True
+                    break
+        if moved:
+            continue
+        seat = awaited[0]
+        person_may_intervene = any(s not in awaited and s not in bots for s in legal)
+        window = partie.comet_window if person_may_intervene else timedelta(0)
+        only_move = len(legal[seat]) == 1
+        if seat in bots and bots[seat] != "timeout" and not window:
+            move = bot_move(table, hand, loaded, seat, required=True)
+            assert move is not None
+            by = BY_FORCED if only_move else BY_PLAYER
+            loaded = apply_move(table, hand, loaded, seat, move, by, now=now)
+            continue
+        if only_move:
+            delay = max(timedelta(0) if seat in bots else partie.forced_move_delay, window)
+            _set_deadline(hand, now + delay, KIND_FORCED)
+        elif seat in bots and bots[seat] != "timeout":
+            _set_deadline(hand, now + window, KIND_BOT)
+        else:
+            _set_deadline(hand, now + partie.move_timeout, KIND_TIMEOUT)
+        return loaded
+    raise RuntimeError(f"hand {hand.id} did not settle after {MAX_STEPS} moves")
+
+
+def fire(table: Table, hand: Hand, loaded: store.Loaded, *, now: datetime) -> store.Loaded:
+    """The pending decision's deadline has passed: play its move (forced, time-out or bot)."""
+    game = loaded.game
+    awaited = game.to_act(loaded.state)
+    seat = awaited[0]
+    legal = game.legal_moves(loaded.state)[seat]
+    if hand.deadline_kind == KIND_BOT and seat in table.bots:
+        move = bot_move(table, hand, loaded, seat, required=True)
+        assert move is not None
+        by = BY_FORCED if len(legal) == 1 else BY_PLAYER
+    elif len(legal) == 1:
+        move, by = legal[0], BY_FORCED
+    else:
+        move, by = game.default_move(loaded.state, seat), BY_TIMEOUT
+    loaded = apply_move(table, hand, loaded, seat, move, by, now=now)
+    return advance(table, hand, loaded, now=now)
+
+
+def _set_deadline(hand: Hand, at: datetime, kind: str) -> None:
+    hand.deadline = at
+    hand.deadline_kind = kind
+    hand.deadline_seq = hand.last_seq
+    seq = hand.last_seq
+    hand_id = hand.id
+
+    def schedule() -> None:
+        from games.tasks import schedule_deadline
+
+        schedule_deadline(hand_id=hand_id, seq=seq, at=at)
+
+    transaction.on_commit(schedule)
+
+
+def _finish(table: Table, hand: Hand, loaded: store.Loaded, *, now: datetime) -> None:
+    hand.status = Hand.Status.OVER
+    hand.ended_at = now
+    hand.deadline = None
+    hand.deadline_kind = ""
+    hand.deadline_seq = None
+    partie = table.partie
+    if partie.game == "comet":
+        partie.comet_played_last = bool(loaded.game.comet_played(loaded.state))  # type: ignore[attr-defined]
+    partie.next_hand_at = now + partie.pause_between_hands
+    partie.save(update_fields=["comet_played_last", "next_hand_at"])
+
+
+def table_for(partie: Partie) -> Table:
+    return Table(partie=partie, seats=list(partie.seats.select_related("player").order_by("number")))
+
+
+def events_as(loaded: store.Loaded) -> list[Event]:
+    return [Event.from_dict(e) for e in loaded.events]
+
+
+def now() -> datetime:
+    return timezone.now()

@@ -1,0 +1,154 @@
+"""Start a partie, deal its hands, close it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from games.engine.deal import commitment, deal_from_seed, new_seed
+from games.engine.registry import get_game
+from games.errors import GameError, InvalidPartie, PartieOver
+from games.models import Hand, HandSeed, Partie, Seat
+
+from . import chips, store
+from .advance import advance, table_for
+
+BOT_NAMES = ("random", "heuristic", "timeout")
+
+
+def partie_start(
+    *,
+    game: str,
+    players: Sequence[AbstractBaseUser],
+    bots: Sequence[str] = (),
+    options: dict[str, Any] | None = None,
+    club_key: str = "casual",
+    table_label: str = "free table",
+    buy_in: int = 0,
+    move_timeout: timedelta = timedelta(seconds=30),
+    forced_move_delay: timedelta = timedelta(seconds=1),
+    comet_window: timedelta = timedelta(seconds=2),
+    pause_between_hands: timedelta = timedelta(seconds=5),
+    deal_until: datetime | None = None,
+    created_by: AbstractBaseUser | None = None,
+    deal_first_hand: bool = True,
+    at: datetime,
+) -> Partie:
+    """Seat the players (people first, then bots), buy them in, and deal the first hand."""
+    try:
+        engine = get_game(game)
+        opts = engine.normalise_options(options or {})
+    except ValueError as exc:
+        raise InvalidPartie(str(exc)) from None
+    unknown = sorted(set(bots) - set(BOT_NAMES))
+    if unknown:
+        raise InvalidPartie(f"unknown bot {unknown[0]!r}: choose among {', '.join(BOT_NAMES)}")
+    if len({p.pk for p in players}) != len(players):
+        raise InvalidPartie("a player can take only one seat")
+    n = len(players) + len(bots)
+    if not engine.MIN_SEATS <= n <= engine.MAX_SEATS:
+        raise InvalidPartie(f"{game} is played by {engine.MIN_SEATS} to {engine.MAX_SEATS} "
+                            f"players, not {n}")
+    if buy_in < 0:
+        raise InvalidPartie("buy_in cannot be negative")
+    for name, value in (("move_timeout", move_timeout), ("comet_window", comet_window),
+                        ("forced_move_delay", forced_move_delay),
+                        ("pause_between_hands", pause_between_hands)):
+        if value < timedelta(0):
+            raise InvalidPartie(f"{name} cannot be negative")
+    with transaction.atomic():
+        partie = Partie.objects.create(
+            game=game, options=opts, club_key=club_key, table_label=table_label,
+            move_timeout=move_timeout, forced_move_delay=forced_move_delay,
+            comet_window=comet_window, pause_between_hands=pause_between_hands,
+            deal_until=deal_until, created_by=created_by,
+        )
+        seated = list(players) + [chips.bot_user(name, i) for i, name in enumerate(bots)]
+        for number, user in enumerate(seated):
+            Seat.objects.create(partie=partie, number=number, player=user,
+                                bot=bots[number - len(players)] if number >= len(players) else "")
+        if buy_in:
+            for seat in partie.seats.select_related("player"):
+                chips.buy_in(partie=partie, seat=seat, amount=buy_in, at=at)
+        if deal_first_hand:
+            hand_deal(partie=partie, at=at)
+    return partie
+
+
+def _end_reason(partie: Partie, last: Hand | None, chips_now: dict[int, int], at: datetime) -> str:
+    opts = partie.options
+    played = last.number if last else 0
+    limit = opts.get("deals") if partie.game == "comet" else opts.get("rounds")
+    if limit and played >= limit:
+        return f"the agreed {limit} hands have been played"
+    if opts.get("until_broke") and min(chips_now.values()) < opts["ante"]:
+        return "a player has fewer chips than the ante"
+    if partie.deal_until and at >= partie.deal_until:
+        return "the closing time has passed"
+    return ""
+
+
+def hand_deal(*, partie: Partie, at: datetime) -> Hand | None:
+    """Deal the partie's next hand, or close the partie at its end condition (then ``None``)."""
+    with transaction.atomic():
+        partie = Partie.objects.select_for_update().get(pk=partie.pk)
+        if partie.status == Partie.Status.OVER:
+            raise PartieOver("this partie is over")
+        last = partie.hands.order_by("-number").first()
+        if last is not None and last.status != Hand.Status.OVER:
+            raise GameError(f"hand {last.number} is still being played", code="hand_in_progress")
+        table = table_for(partie)
+        n = len(table.seats)
+        chips_now = chips.wallet_balances(partie=partie, seats=table.seats)
+        if _end_reason(partie, last, chips_now, at):
+            partie_close(partie=partie, at=at)
+            return None
+        engine = get_game(partie.game)
+        seed = new_seed()
+        deck, first_dealer = deal_from_seed(partie.game, seed, n)
+        dealer = first_dealer if last is None else (last.dealer + 1) % n
+        extra: dict[str, Any] = {}
+        if partie.game == "comet":
+            partie.comet_payment_due = engine.next_comet_payment_due(  # type: ignore[attr-defined]
+                partie.options, partie.comet_payment_due, partie.comet_played_last)
+            partie.save(update_fields=["comet_payment_due"])
+            extra["comet_payment_due"] = partie.comet_payment_due
+        commit = commitment(seed)
+        hand = Hand.objects.create(partie=partie, number=(last.number + 1) if last else 1,
+                                   dealer=dealer, commitment=commit)
+        HandSeed.objects.create(hand=hand, seed=seed)
+        opening = engine.begin(
+            deck=deck, dealer=dealer,
+            seats=[{"seat": s.number, "player": s.player.get_username()} for s in table.seats],
+            options=partie.options, chips_before={str(k): v for k, v in chips_now.items()},
+            pot_before=chips.pot_balance(partie=partie), commitment=commit, **extra,
+        )
+        sealed = store.append(hand, opening, prev_hash=commit, at=at)
+        chips.post_payments(partie=partie, hand=hand, sealed=sealed)
+        loaded = store.Loaded(game=engine, deck=deck, events=sealed,
+                              state=engine.replay(deck, opening))
+        advance(table, hand, loaded, now=at)
+        hand.save()
+        return hand
+
+
+def partie_close(*, partie: Partie, at: datetime) -> None:
+    """End the partie; in Ma commère the pot a void last round left is shared (RULES.md §1)."""
+    with transaction.atomic():
+        partie = Partie.objects.select_for_update().get(pk=partie.pk)
+        if partie.status == Partie.Status.OVER:
+            return
+        last = partie.hands.order_by("-number").first()
+        if last is not None and last.status != Hand.Status.OVER:
+            raise GameError(f"hand {last.number} is still being played", code="hand_in_progress")
+        if partie.game == "commere":
+            chips.share_pot(partie=partie, seats=list(partie.seats.order_by("number")),
+                            last_banker=last.dealer if last else 0, at=at)
+        partie.status = Partie.Status.OVER
+        partie.ended_at = at
+        partie.next_hand_at = None
+        partie.save(update_fields=["status", "ended_at", "next_hand_at"])

@@ -1,0 +1,44 @@
+"""Hidden information for the event list (RULES.md §3).
+
+Until the hand is over a seat sees the cards played, the cards passed to or by him, and nothing
+else: a card in an event he may not see is replaced by ``null``. The hash chain is withheld too,
+since a hidden card could be found by hashing each of the 52 candidates.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Event types whose ``card`` is seen only by some seats, and which seats: Ma commère's offer and
+# give-back are seen by the two players who exchange; a return goes face down under the talon;
+# a draw is seen by the player who receives it.
+PRIVATE_CARD_TYPES = {"offer", "give_back", "return", "draw"}
+
+
+def _partner(event: dict[str, Any], n_seats: int, offers: dict[int, int]) -> set[int]:
+    seat = event["seat"]
+    if event["type"] == "offer":
+        return {seat, (seat + 1) % n_seats}
+    if event["type"] == "give_back":
+        # The asked seat gives back to the offerer, the seat before him.
+        return {seat, offers.get(seat, (seat - 1) % n_seats)}
+    return {seat}
+
+
+def redact_events(
+    events: list[dict[str, Any]], *, viewer: int | None, n_seats: int, over: bool
+) -> list[dict[str, Any]]:
+    """The events as ``viewer`` (a seat, or ``None`` for a spectator) may see them."""
+    if over:
+        return [dict(e) for e in events]
+    out = []
+    offers: dict[int, int] = {}
+    for event in events:
+        shown = {k: v for k, v in event.items() if k not in ("hash", "prev")}
+        if event["type"] == "offer":
+            offers[(event["seat"] + 1) % n_seats] = event["seat"]
+        if event["type"] in PRIVATE_CARD_TYPES:
+            if viewer is None or viewer not in _partner(event, n_seats, offers):
+                shown["card"] = None
+        out.append(shown)
+    return out

@@ -1,0 +1,63 @@
+"""The ledger's domain errors: one small hierarchy, each with a message a person can act on.
+
+The API maps them to HTTP answers by their ``status_code`` (ledger.api.exceptions), so that
+a client mistake is never a 500.
+"""
+
+from __future__ import annotations
+
+
+class LedgerError(Exception):
+    """Something the ledger refuses to do; nothing was written."""
+
+    status_code = 400
+    code = "ledger_error"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class InvalidEntry(LedgerError):
+    """The postings asked for do not make an entry (too few, zero, repeated or mixed clubs)."""
+
+    code = "invalid_entry"
+
+
+class UnbalancedEntry(InvalidEntry):
+    """The postings do not sum to zero: chips would appear or vanish."""
+
+    code = "unbalanced_entry"
+
+
+class InsufficientChips(LedgerError):
+    """A wallet or a pot would go below zero (RULES.md §3: chips never go below zero)."""
+
+    status_code = 409
+    code = "insufficient_chips"
+
+    def __init__(self, message: str, *, account_id: int, balance: int, needed: int) -> None:
+        super().__init__(message)
+        self.account_id = account_id
+        self.balance = balance
+        self.needed = needed
+
+
+class IdempotencyConflict(LedgerError):
+    """The idempotency key was already used for an entry with different postings."""
+
+    status_code = 409
+    code = "idempotency_conflict"
+
+
+class AlreadyReversed(LedgerError):
+    """An entry is reversed at most once."""
+
+    status_code = 409
+    code = "already_reversed"
+
+
+class BackdatedEntry(LedgerError):
+    """An entry dated before the last posting of one of its accounts would break running balances."""
+
+    code = "backdated_entry"
