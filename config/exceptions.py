@@ -30,7 +30,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         return Response({"error": exc.code, "rule": exc.rule, "detail": exc.message},
                         status=exc.status)
     if isinstance(exc, _domain_errors()):
-        status = getattr(exc, "status", 400)
+        status = getattr(exc, "status", None) or getattr(exc, "status_code", 400)
         code = getattr(exc, "code", "error")
         return Response({"error": code, "detail": str(exc)}, status=status)
     if isinstance(exc, ValidationError):

@@ -113,10 +113,10 @@ class JournalEntry(models.Model):
     """
 
     idempotency_key = models.CharField(max_length=200, unique=True)
-    club_key = models.SlugField(max_length=64, db_index=True)
-    at = models.DateTimeField(db_index=True)
+    club_key = models.SlugField(max_length=64, db_index=False)
+    at = models.DateTimeField()
     memo = models.TextField(blank=True)
-    source = models.CharField(max_length=200, db_index=True)
+    source = models.CharField(max_length=200)
     shortfall = models.PositiveBigIntegerField(default=0)
     reverses = models.OneToOneField(
         "self",
@@ -130,6 +130,10 @@ class JournalEntry(models.Model):
     class Meta:
         verbose_name_plural = "journal entries"
         ordering = ["-at", "-id"]
+        indexes = [
+            # Settlements and the admin read a club's entries over a time window.
+            models.Index(fields=["club_key", "at"], name="ledger_entry_club_at_idx"),
+        ]
 
     def __str__(self) -> str:
         return f"#{self.pk} {self.memo}"
@@ -143,8 +147,14 @@ class Posting(models.Model):
     lookup: the account's last posting at or before that time.
     """
 
-    entry = models.ForeignKey(JournalEntry, on_delete=models.PROTECT, related_name="postings")
-    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="postings")
+    # No single-column indexes: the unique (entry, account) and the (account, at, id) index below
+    # serve both foreign keys, and every index costs each insert.
+    entry = models.ForeignKey(
+        JournalEntry, on_delete=models.PROTECT, related_name="postings", db_index=False
+    )
+    account = models.ForeignKey(
+        Account, on_delete=models.PROTECT, related_name="postings", db_index=False
+    )
     amount = models.BigIntegerField()
     balance_after = models.BigIntegerField()
     at = models.DateTimeField()

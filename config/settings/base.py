@@ -63,6 +63,12 @@ TEMPLATES = [
 
 DATABASES = {"default": env.db_url("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}")}
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Several threads write (the web server, timer threads): wait for the lock instead of
+    # failing, and take the write lock when a transaction begins, so two writers never deadlock
+    # upgrading a read lock.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {"timeout": 30, "transaction_mode": "IMMEDIATE"})
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -102,3 +108,6 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TIMEZONE = "UTC"
+
+# How deadlines fire (games/tasks.py): celery with Redis, a timer thread in the embedded default.
+ACADEMIE_TIMERS = env.str("ACADEMIE_TIMERS", default="celery" if REDIS_URL else "thread")

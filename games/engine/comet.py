@@ -644,8 +644,7 @@ def _not_your_turn(state: CometState) -> RuleError:
     if phase == OPEN:
         return NotYourTurn(f"it is not your turn: seat {state.opener} must open")
     if phase == RUN:
-        need = _CARD[state.need]
-        return NotYourTurn(f"it is not your turn: the run needs {need}, seat {state.need_holder}")
+        return NotYourTurn(f"it is not your turn: the run needs {_CARD[state.need]}")
     if phase == BLOCKED:
         return NotYourTurn("it is not your turn: the run is blocked and the Comet holder is asked")
     return NotYourTurn("it is not your turn")

@@ -18,8 +18,9 @@ Rules notes (where RULES.md leaves the engine a choice, what it does):
   combination, has already spoken: it counts at the end of phase 1.
 * **End of phase 1.** When the banker's exchange is done and nobody has announced, the first
   seat in speaking order (from the seat after the banker) holding a combination is the only
-  seat that may act, and its only move is ``announce`` (played ``forced`` by the service).
-  The showdown then compares every combination on the table.
+  seat that may act, and its only move is ``announce`` (played ``forced`` by the service),
+  whatever ``compulsory_announce`` says (RULES.md puts no condition on this clause). The
+  showdown then compares every combination on the table.
 * **Void round.** Only when phase 1 of turn ``max_turns`` ends with no combination anywhere
   (a combination anywhere means the forced announcement above instead); the pot stays.
 * **A-2-3.** With ``ace_low_sequence`` it is a sequence below every other sequence, the ace
@@ -294,6 +295,8 @@ class Pass:
 
 @dataclass(frozen=True, slots=True)
 class State:
+    """A round after some events. Hands are kept in canonical deck order."""
+
     deck: tuple[str, ...]
     table: Table | None
     phase: str
@@ -675,9 +678,10 @@ def _refuse(s: State, seat: int, move: Move) -> None:
     t = s.table
     if t is None or s.phase in (NEW, ANTES):
         raise NotYourTurn("the round has not started: the antes are being paid", rule="turn")
+    if s.phase in (OVER, SETTLING, ANNOUNCED, VOIDING):
+        raise HandOver("the round is over", rule="hand_over")
     if s.actor < 0:
-        raise HandOver("the round is over" if s.phase in (OVER, SETTLING, ANNOUNCED, VOIDING)
-                       else "nobody may move now: the banker is dealing from the talon")
+        raise NotYourTurn("nobody may move now: the banker is dealing from the talon")
     if seat != s.actor:
         raise NotYourTurn(f"it is not your turn: seat {s.actor} must "
                           f"{_AWAITED_TEXT[s.phase]}")

@@ -1,0 +1,82 @@
+"""Input validation and output shapes of the hand API; no rule of the game lives here."""
+
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+from rest_framework import serializers
+
+from games.engine.cards import CANONICAL_INDEX, SUITS
+from games.models import Game, Hand, Partie, Seat
+
+MOVE_TYPES = ("open", "play", "comet", "keep_comet", "announce", "offer", "give_back", "return")
+
+
+class MoveSerializer(serializers.Serializer):
+    type = serializers.ChoiceField(choices=MOVE_TYPES)
+    card = serializers.CharField(required=False, allow_null=True, max_length=2)
+    suit = serializers.CharField(required=False, allow_null=True, max_length=1)
+
+    def validate_card(self, value: str | None) -> str | None:
+        if value is not None and value not in CANONICAL_INDEX:
+            raise serializers.ValidationError(
+                f"{value!r} is not a card: write rank + suit, e.g. 'TD' or '9D'")
+        return value
+
+    def validate_suit(self, value: str | None) -> str | None:
+        if value is not None and value not in SUITS:
+            raise serializers.ValidationError(f"{value!r} is not a suit: one of C, D, H, S")
+        return value
+
+
+class MoveRequestSerializer(serializers.Serializer):
+    command_id = serializers.UUIDField()
+    seq = serializers.IntegerField(min_value=0, help_text="The hand's seq this move answers")
+    move = MoveSerializer()
+
+
+class PartieCreateSerializer(serializers.Serializer):
+    game = serializers.ChoiceField(choices=Game.choices)
+    players = serializers.ListField(child=serializers.CharField(max_length=150), allow_empty=True,
+                                    help_text="Usernames, seated first in this order")
+    bots = serializers.ListField(child=serializers.ChoiceField(
+        choices=["random", "heuristic", "timeout"]), required=False, default=list)
+    options = serializers.DictField(required=False, default=dict)
+    buy_in = serializers.IntegerField(min_value=0, max_value=1_000_000, default=0)
+    move_timeout = serializers.FloatField(min_value=0.1, max_value=3600, default=30)
+    forced_move_delay = serializers.FloatField(min_value=0, max_value=60, default=1)
+    comet_window = serializers.FloatField(min_value=0, max_value=60, default=2)
+    pause_between_hands = serializers.FloatField(min_value=0, max_value=3600, default=5)
+    table_label = serializers.CharField(max_length=64, default="free table")
+
+    def validate_players(self, value: list[str]) -> list:
+        users = get_user_model().objects.filter(username__in=value)
+        by_name = {u.username: u for u in users}
+        missing = [name for name in value if name not in by_name]
+        if missing:
+            raise serializers.ValidationError(f"no such player: {', '.join(missing)}")
+        return [by_name[name] for name in value]
+
+
+class SeatSerializer(serializers.ModelSerializer):
+    player = serializers.CharField(source="player.username")
+
+    class Meta:
+        model = Seat
+        fields = ["number", "player", "bot"]
+
+
+class HandSummarySerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Hand
+        fields = ["id", "number", "dealer", "status", "commitment", "last_seq", "deadline",
+                  "started_at", "ended_at"]
+
+
+class PartieSerializer(serializers.ModelSerializer):
+    seats = SeatSerializer(many=True, read_only=True)
+    hands = HandSummarySerializer(many=True, read_only=True)
+
+    class Meta:
+        model = Partie
+        fields = ["id", "game", "options", "club_key", "table_label", "status", "seats", "hands",
+                  "created_at", "ended_at"]

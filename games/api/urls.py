@@ -1,0 +1,13 @@
+from django.urls import path
+
+from . import views
+
+urlpatterns = [
+    path("parties/", views.PartieListView.as_view(), name="partie-list"),
+    path("parties/<uuid:partie_id>/", views.PartieDetailView.as_view(), name="partie-detail"),
+    path("hands/<uuid:hand_id>/", views.HandDetailView.as_view(), name="hand-detail"),
+    path("hands/<uuid:hand_id>/moves", views.HandMovesView.as_view(), name="hand-moves"),
+    path("hands/<uuid:hand_id>/events", views.HandEventsView.as_view(), name="hand-events"),
+    path("hands/<uuid:hand_id>/record", views.HandRecordView.as_view(), name="hand-record"),
+    path("hands/<uuid:hand_id>/verify", views.HandVerifyView.as_view(), name="hand-verify"),
+]

@@ -1,0 +1,97 @@
+"""The hand API: thin views that validate, call one service or selector, and answer."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.shortcuts import get_object_or_404
+from django.utils import timezone
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from games import selectors, services
+from games.api import serializers as s
+from games.engine.base import Move
+from games.models import Hand, Partie
+
+
+def _hand(hand_id: str) -> Hand:
+    return get_object_or_404(Hand.objects.select_related("partie", "secret"), pk=hand_id)
+
+
+class PartieListView(APIView):
+    @extend_schema(responses=s.PartieSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        parties = selectors.partie_list()[:100]
+        return Response(s.PartieSerializer(parties, many=True).data)
+
+    @extend_schema(request=s.PartieCreateSerializer, responses={201: s.PartieSerializer})
+    def post(self, request: Request) -> Response:
+        data = s.PartieCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        partie = services.partie_start(
+            game=v["game"], players=v["players"], bots=v["bots"], options=v["options"],
+            buy_in=v["buy_in"], table_label=v["table_label"],
+            move_timeout=timedelta(seconds=v["move_timeout"]),
+            forced_move_delay=timedelta(seconds=v["forced_move_delay"]),
+            comet_window=timedelta(seconds=v["comet_window"]),
+            pause_between_hands=timedelta(seconds=v["pause_between_hands"]),
+            created_by=request.user, at=timezone.now(),
+        )
+        partie = Partie.objects.prefetch_related("seats__player", "hands").get(pk=partie.pk)
+        return Response(s.PartieSerializer(partie).data, status=status.HTTP_201_CREATED)
+
+
+class PartieDetailView(APIView):
+    @extend_schema(responses=s.PartieSerializer)
+    def get(self, request: Request, partie_id: str) -> Response:
+        partie = get_object_or_404(selectors.partie_list(), pk=partie_id)
+        return Response(s.PartieSerializer(partie).data)
+
+
+class HandDetailView(APIView):
+    @extend_schema(responses=dict)
+    def get(self, request: Request, hand_id: str) -> Response:
+        return Response(selectors.hand_view(hand=_hand(hand_id), user=request.user))
+
+
+class HandMovesView(APIView):
+    @extend_schema(request=s.MoveRequestSerializer, responses=dict)
+    def post(self, request: Request, hand_id: str) -> Response:
+        data = s.MoveRequestSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        hand = _hand(hand_id)
+        m = v["move"]
+        services.move_play(
+            hand_id=hand.id, user=request.user,
+            move=Move(type=m["type"], card=m.get("card"), suit=m.get("suit")),
+            seq=v["seq"], command_id=v["command_id"], at=timezone.now(),
+        )
+        hand.refresh_from_db()
+        return Response(selectors.hand_view(hand=hand, user=request.user),
+                        status=status.HTTP_201_CREATED)
+
+
+class HandEventsView(APIView):
+    @extend_schema(responses=dict)
+    def get(self, request: Request, hand_id: str) -> Response:
+        hand = _hand(hand_id)
+        return Response({"hand": str(hand.id), "over": hand.status == Hand.Status.OVER,
+                         "events": selectors.hand_events(hand=hand, user=request.user)})
+
+
+class HandRecordView(APIView):
+    @extend_schema(responses=dict)
+    def get(self, request: Request, hand_id: str) -> Response:
+        return Response(selectors.hand_record(hand=_hand(hand_id)))
+
+
+class HandVerifyView(APIView):
+    @extend_schema(responses=dict)
+    def get(self, request: Request, hand_id: str) -> Response:
+        return Response(selectors.hand_verification(hand=_hand(hand_id)))

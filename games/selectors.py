@@ -1,0 +1,90 @@
+"""Reads of parties and hands, and what a requester may see of them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import QuerySet
+
+from games.engine.base import Event
+from games.engine.record import build_record
+from games.engine.verify import Discrepancy, verify_record
+from games.errors import HandNotOver
+from games.models import Hand, HandEvent, Partie
+from games.services import store
+from games.visibility import redact_events
+
+
+def partie_list() -> QuerySet[Partie]:
+    return Partie.objects.prefetch_related("seats__player").order_by("-created_at")
+
+
+def hand_list(*, partie: Partie) -> QuerySet[Hand]:
+    return partie.hands.order_by("number")
+
+
+def seat_of(hand: Hand, user: AbstractBaseUser | AnonymousUser) -> int | None:
+    if not user.is_authenticated:
+        return None
+    for seat in hand.partie.seats.all():
+        if seat.player_id == user.pk:
+            return int(seat.number)
+    return None
+
+
+def hand_view(*, hand: Hand, user: AbstractBaseUser | AnonymousUser) -> dict[str, Any]:
+    """The requester's view of a hand: his seat's (or a spectator's), his legal moves, whose turn
+    it is and until when. Nothing of another seat's cards, the talon or the seed until the end."""
+    loaded = store.load(hand)
+    seat = seat_of(hand, user)
+    over = hand.status == Hand.Status.OVER
+    view = loaded.game.view(loaded.state, seat)
+    legal = loaded.game.legal_moves(loaded.state).get(seat, []) if seat is not None else []
+    return {
+        "hand": str(hand.id),
+        "partie": str(hand.partie_id),
+        "game": hand.partie.game,
+        "number": hand.number,
+        "status": hand.status,
+        "seq": hand.last_seq,
+        "your_seat": seat,
+        "to_act": view.get("to_act", []),
+        "legal_moves": [m.to_dict() for m in legal] if not over else [],
+        "deadline": hand.deadline,
+        "deadline_kind": hand.deadline_kind or None,
+        "commitment": hand.commitment,
+        "seed": hand.secret.seed if over else None,
+        "view": view,
+    }
+
+
+def hand_events(*, hand: Hand, user: AbstractBaseUser | AnonymousUser) -> list[dict[str, Any]]:
+    rows = HandEvent.objects.filter(hand=hand).order_by("seq")
+    events = [store.record_event(r) for r in rows]
+    return redact_events(events, viewer=seat_of(hand, user), n_seats=hand.partie.seats.count(),
+                         over=hand.status == Hand.Status.OVER)
+
+
+def hand_record(*, hand: Hand) -> dict[str, Any]:
+    """The HAND_RECORD.md document of a finished hand."""
+    if hand.status != Hand.Status.OVER:
+        raise HandNotOver("the record is published once the hand is over")
+    loaded = store.load(hand)
+    return build_record(
+        game=hand.partie.game, hand=str(hand.id), table=hand.partie.table_label,
+        partie=str(hand.partie_id), number=hand.number, seed=hand.secret.seed,
+        deck=loaded.deck, events=loaded.events,
+    )
+
+
+def hand_verification(*, hand: Hand) -> dict[str, Any]:
+    record = hand_record(hand=hand)
+    try:
+        return {"ok": True, "digest": verify_record(record), "discrepancy": None}
+    except Discrepancy as exc:
+        return {"ok": False, "digest": record.get("digest"), "discrepancy": str(exc)}
+
+
+def replayed_events(hand: Hand) -> list[Event]:
+    return [Event.from_dict(e) for e in store.load(hand).events]

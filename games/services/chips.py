@@ -1,0 +1,120 @@
+"""The game's chips in the ledger: every ``pay`` event becomes a ledger entry in the same
+transaction as the move that caused it, keyed by the hand and the event's seq, so that a
+replayed projection never posts twice (ARCHITECTURE.md, the ledger)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+
+from games.models import Hand, HandEvent, Partie, Seat
+from ledger import services as ledger
+from ledger.models import Account, JournalEntry
+
+
+def bot_user(name: str, index: int) -> AbstractBaseUser:
+    """The user a bot plays as (no password: nobody can sign in as a bot)."""
+    user, created = get_user_model().objects.get_or_create(username=f"bot-{name}-{index + 1}")
+    if created:
+        user.set_unusable_password()
+        user.save(update_fields=["password"])
+    return user
+
+
+def wallet(partie: Partie, player: Any) -> Account:
+    return ledger.wallet_get_or_create(club_key=partie.club_key, owner=player)
+
+
+def pot(partie: Partie) -> Account:
+    return ledger.pot_get_or_create(club_key=partie.club_key, ref=f"partie:{partie.pk}",
+                                    name=f"Pot of {partie.table_label} ({partie.pk})")
+
+
+def wallet_balances(*, partie: Partie, seats: Sequence[Seat]) -> dict[int, int]:
+    return {s.number: wallet(partie, s.player).balance for s in seats}
+
+
+def pot_balance(*, partie: Partie) -> int:
+    return pot(partie).balance
+
+
+def buy_in(*, partie: Partie, seat: Seat, amount: int, at: datetime) -> None:
+    ledger.buy_in(wallet=wallet(partie, seat.player), amount=amount,
+                  source=f"partie:{partie.pk}/buy-in",
+                  idempotency_key=f"partie:{partie.pk}:buy-in:{seat.number}",
+                  memo=f"Buy-in at {partie.table_label}", at=at)
+
+
+def _account(partie: Partie, seats: dict[int, Seat], side: Any) -> Account:
+    return pot(partie) if side == "pot" else wallet(partie, seats[int(side)].player)
+
+
+def post_payments(*, partie: Partie, hand: Hand, sealed: Sequence[dict[str, Any]]) -> None:
+    """Post the ``pay`` events among ``sealed`` (nothing moved, nothing posted: the shortfall of
+    a payer who held nothing is kept in the event itself)."""
+    pays = [e for e in sealed if e["type"] == "pay" and e["amount"] > 0]
+    if not pays:
+        return
+    seats = {s.number: s for s in partie.seats.select_related("player")}
+    for e in pays:
+        memo = f"{e['reason']}: hand {hand.number} of {partie.table_label}"
+        if e["short"]:
+            memo += f" (owed {e['amount'] + e['short']}, paid {e['amount']}, shortfall {e['short']})"
+        ledger.transfer(
+            payer=_account(partie, seats, e["from"]), payee=_account(partie, seats, e["to"]),
+            amount=e["amount"], memo=memo, source=f"hand:{hand.pk}/event:{e['seq']}",
+            idempotency_key=f"hand:{hand.pk}:{e['seq']}",
+        )
+
+
+def share_pot(*, partie: Partie, seats: Sequence[Seat], last_banker: int, at: datetime) -> None:
+    """RULES.md §1: chips left in the pot at the end are shared equally among the seated
+    players, the remainder one chip each in speaking order from the last banker's next seat
+    (a ledger entry of its own)."""
+    the_pot = pot(partie)
+    amount = the_pot.balance
+    if amount <= 0:
+        return
+    n = len(seats)
+    share, rest = divmod(amount, n)
+    gains = [share] * n
+    for k in range(rest):
+        gains[(last_banker + 1 + k) % n] += 1
+    postings = [(the_pot, -amount)] + [
+        (wallet(partie, s.player), gains[s.number]) for s in seats if gains[s.number]
+    ]
+    ledger.entry_post(postings=postings, memo=f"Pot shared at the end of {partie.table_label}",
+                      source=f"partie:{partie.pk}/pot-shared",
+                      idempotency_key=f"partie:{partie.pk}:pot-shared", at=at)
+
+
+def reconcile_hand(*, hand: Hand) -> list[str]:
+    """Compare the ledger with the hand's ``pay`` events; return every difference found."""
+    partie = hand.partie
+    seats = {s.number: s for s in partie.seats.select_related("player")}
+    problems = []
+    expected: dict[str, dict[int, int]] = {}
+    for row in HandEvent.objects.filter(hand=hand, type="pay").order_by("seq"):
+        p = row.payload
+        if p["amount"] <= 0:
+            continue
+        payer = _account(partie, seats, p["from"])
+        payee = _account(partie, seats, p["to"])
+        expected[f"hand:{hand.pk}:{row.seq}"] = {payer.pk: -p["amount"], payee.pk: p["amount"]}
+    found = {
+        e.idempotency_key: dict(e.postings.values_list("account_id", "amount"))
+        for e in JournalEntry.objects.filter(source__startswith=f"hand:{hand.pk}/")
+        .prefetch_related("postings")
+    }
+    for key, lines in expected.items():
+        if key not in found:
+            problems.append(f"ledger: no entry for payment {key}")
+        elif found[key] != lines:
+            problems.append(f"ledger: entry {key} moves {found[key]}, the event says {lines}")
+    for key in found.keys() - expected.keys():
+        problems.append(f"ledger: entry {key} has no payment event")
+    return problems

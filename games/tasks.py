@@ -1,0 +1,68 @@
+"""Deadline timers: a task per pending decision, and a sweeper for the ones nobody handled.
+
+ARCHITECTURE.md: the deadline lives in the database; when it is set a task is scheduled for it
+on commit; the task re-checks in a transaction that the hand still waits at the same seq and is
+past its deadline (``services.deadline_fire``), so a late or duplicated task does nothing.
+
+``settings.ACADEMIE_TIMERS`` chooses how a deadline is scheduled: ``celery`` (a Celery task with
+an ETA on the Redis broker), ``thread`` (the embedded default: a timer thread in the serving
+process, so timers fire for real without Redis), or ``off`` (tests drive the clock themselves).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from datetime import datetime
+from typing import Any
+
+from celery import shared_task
+from django.conf import settings
+from django.db import close_old_connections
+from django.utils import timezone
+
+logger = logging.getLogger(__name__)
+
+
+def schedule_deadline(*, hand_id: Any, seq: int, at: datetime) -> None:
+    mode = getattr(settings, "ACADEMIE_TIMERS", "off")
+    if mode == "celery":
+        fire_deadline.apply_async(args=[str(hand_id), seq], eta=at)
+    elif mode == "thread":
+        delay = max(0.0, (at - timezone.now()).total_seconds())
+        timer = threading.Timer(delay, _fire_in_thread, args=(str(hand_id), seq))
+        timer.daemon = True
+        timer.start()
+
+
+def _fire_in_thread(hand_id: str, seq: int) -> None:
+    close_old_connections()
+    try:
+        fire_deadline(hand_id, seq)
+    except Exception:  # a thread has nobody to report to: log, the sweeper will retry
+        logger.exception("deadline of hand %s at seq %s failed", hand_id, seq)
+    finally:
+        close_old_connections()
+
+
+@shared_task(acks_late=True, ignore_result=True)
+def fire_deadline(hand_id: str, seq: int) -> bool:
+    from games.services import deadline_fire
+
+    return deadline_fire(hand_id=hand_id, seq=seq, at=timezone.now())
+
+
+@shared_task(acks_late=True, ignore_result=True)
+def sweep_deadlines() -> int:
+    """Play every overdue deadline that no task handled (a worker died, the broker lost it)."""
+    from games.models import Hand
+    from games.services import deadline_fire
+
+    now = timezone.now()
+    fired = 0
+    overdue = Hand.objects.filter(status=Hand.Status.PLAYING, deadline__lte=now).values_list(
+        "id", "deadline_seq")[:500]
+    for hand_id, seq in overdue:
+        if seq is not None and deadline_fire(hand_id=hand_id, seq=seq, at=timezone.now()):
+            fired += 1
+    return fired
