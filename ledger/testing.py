@@ -23,6 +23,10 @@ def ledger_purge(*, using: str = DEFAULT_DB_ALIAS) -> None:
                 cursor.execute(f"ALTER TABLE {table} DISABLE TRIGGER USER")
             cursor.execute("TRUNCATE ledger_posting, ledger_journalentry")
             cursor.execute("DELETE FROM ledger_account")
+            # Run the deferred foreign-key checks now: a table with pending trigger events
+            # cannot be altered.
+            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+            cursor.execute("SET CONSTRAINTS ALL DEFERRED")
             for table in TABLES:
                 cursor.execute(f"ALTER TABLE {table} ENABLE TRIGGER USER")
         else:

@@ -27,6 +27,13 @@ Rules notes (choices where RULES.md leaves the engine a decision):
   seat is waited for and the move is its only legal move, and ``by="timeout"`` unless the seat
   is waited for and the move is ``default_move``; the optional Comet at a waiting card is never
   forced nor a time-out.
+* **Who opens next.** After a ``stop`` the player who played the run's last card opens, the
+  Comet included: a Comet that ends a run (standing for a king, before a played card or at the
+  gap) gives its player the next opening.
+* **Records from elsewhere.** ``apply`` trusts its events (``decide`` is where moves are
+  checked, and the verifier re-decides every move), and reads only ``ante``, ``per_card``,
+  ``comet_payment`` and ``comet_payment_due`` from ``hand_started``; ``begin`` records the
+  options as given to it, after checking them with ``normalise_options``.
 * **View.** Every seat sees whose move it is (``to_act``), as RULES.md §3 makes it public,
   except while a blocked run waits for the Comet holder: that would say who holds the Comet,
   so only the holder himself sees his seat in ``to_act`` then (``waiting_for`` says ``comet``).

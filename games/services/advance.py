@@ -40,7 +40,9 @@ class Table:
         return {s.number: s.bot for s in self.seats if s.bot}
 
 
-def bot_move(table: Table, hand: Hand, loaded: store.Loaded, seat: int, required: bool) -> Move | None:
+def bot_move(
+    table: Table, hand: Hand, loaded: store.Loaded, seat: int, required: bool
+) -> Move | None:
     # A bot's randomness comes from the hand and the point of play, so a replayed partie is
     # deterministic and two workers never disagree about a bot's choice.
     rng = random.Random(f"{hand.id}:{hand.last_seq}:{seat}")
@@ -99,6 +101,10 @@ def advance(table: Table, hand: Hand, loaded: store.Loaded, *, now: datetime) ->
             continue
         if only_move:
             delay = max(timedelta(0) if seat in bots else partie.forced_move_delay, window)
+            if not delay:  # a table without delays plays the only move at once
+                loaded = apply_move(table, hand, loaded, seat, legal[seat][0], BY_FORCED,
+                                    now=now)
+                continue
             _set_deadline(hand, now + delay, KIND_FORCED)
         elif seat in bots and bots[seat] != "timeout":
             _set_deadline(hand, now + window, KIND_BOT)
@@ -155,7 +161,8 @@ def _finish(table: Table, hand: Hand, loaded: store.Loaded, *, now: datetime) ->
 
 
 def table_for(partie: Partie) -> Table:
-    return Table(partie=partie, seats=list(partie.seats.select_related("player").order_by("number")))
+    seats = partie.seats.select_related("player").order_by("number")
+    return Table(partie=partie, seats=list(seats))
 
 
 def events_as(loaded: store.Loaded) -> list[Event]:

@@ -1,0 +1,199 @@
+"""Ledger admin: everything is read-only; chips are granted or withdrawn only by posting an
+entry (bank <-> wallet) with a reason and the staff member's name. Nobody edits a balance."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.auth.models import User
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import URLPattern, path, reverse
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
+
+from ledger.exceptions import LedgerError
+from ledger.models import Account, AccountKind, JournalEntry, Posting
+from ledger.services import MAX_AMOUNT, chips_grant, wallet_get_or_create
+
+
+class ChipGrantForm(forms.Form):
+    direction = forms.ChoiceField(
+        choices=[
+            ("grant", "Grant chips (bank \u2192 wallet)"),
+            ("withdraw", "Withdraw chips (wallet \u2192 bank)"),
+        ]
+    )
+    amount = forms.IntegerField(min_value=1, max_value=MAX_AMOUNT)
+    reason = forms.CharField(max_length=200, help_text="Kept in the entry's memo with your name.")
+    # One token per form shown: submitting the same form twice posts once.
+    token = forms.CharField(widget=forms.HiddenInput)
+
+    def signed_amount(self) -> int:
+        amount: int = self.cleaned_data["amount"]
+        return amount if self.cleaned_data["direction"] == "grant" else -amount
+
+
+class PlayerChipGrantForm(ChipGrantForm):
+    player = forms.ModelChoiceField(queryset=User.objects.order_by("username"))
+    club_key = forms.SlugField(max_length=64, help_text="The club's key, or 'casual'.")
+
+    field_order = ["player", "club_key", "direction", "amount", "reason", "token"]
+
+
+def _grant(request: HttpRequest, wallet: Account, form: ChipGrantForm) -> bool:
+    assert isinstance(request.user, User)
+    try:
+        entry = chips_grant(
+            wallet=wallet,
+            amount=form.signed_amount(),
+            reason=form.cleaned_data["reason"],
+            by=request.user,
+            idempotency_key=f"admin:{form.cleaned_data['token']}:{wallet.pk}",
+        )
+    except LedgerError as error:
+        messages.error(request, f"{wallet.name}: {error.message}")
+        return False
+    messages.success(request, f"{wallet.name}: entry #{entry.pk} posted; balance {wallet.balance}.")
+    return True
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(Account)
+class AccountAdmin(ReadOnlyAdmin):
+    list_display = ["name", "kind", "club_key", "owner", "ref", "balance", "last_posted_at"]
+    list_filter = ["kind", "club_key"]
+    search_fields = ["name", "club_key", "ref", "owner__username"]
+    fields = [
+        "name", "kind", "club_key", "owner", "ref", "balance", "last_posted_at", "created_at",
+        "entries",
+    ]
+    readonly_fields = fields
+    actions = ["grant_or_withdraw_chips"]
+    change_list_template = "admin/ledger/account/change_list.html"
+
+    @admin.display(description="Entries")
+    def entries(self, account: Account) -> SafeString:
+        url = reverse("admin:ledger_journalentry_changelist")
+        return format_html('<a href="{}?postings__account__id__exact={}">Entries of this account</a>', url, account.pk)
+
+    def has_grant_chips_permission(self, request: HttpRequest) -> bool:
+        return bool(request.user.has_perm("ledger.grant_chips"))
+
+    @admin.action(description="Grant or withdraw chips", permissions=["grant_chips"])
+    def grant_or_withdraw_chips(
+        self, request: HttpRequest, queryset: QuerySet[Account]
+    ) -> HttpResponse | None:
+        wallets = list(queryset.filter(kind=AccountKind.WALLET))
+        if not wallets:
+            self.message_user(request, "Select players' wallets: chips are granted to wallets only.", messages.WARNING)
+            return None
+        if "apply" in request.POST:
+            form = ChipGrantForm(request.POST)
+            if form.is_valid():
+                for wallet in wallets:
+                    _grant(request, wallet, form)
+                return None
+        else:
+            form = ChipGrantForm(initial={"token": uuid.uuid4().hex})
+        return TemplateResponse(
+            request,
+            "admin/ledger/account/grant_chips.html",
+            {
+                **self.admin_site.each_context(request),
+                "title": "Grant or withdraw chips",
+                "opts": self.model._meta,
+                "form": form,
+                "wallets": wallets,
+                "action": "grant_or_withdraw_chips",
+                "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+            },
+        )
+
+    def get_urls(self) -> list[URLPattern]:
+        grant = path(
+            "grant/",
+            self.admin_site.admin_view(self.grant_to_player_view),
+            name="ledger_account_grant",
+        )
+        return [grant, *super().get_urls()]
+
+    def grant_to_player_view(self, request: HttpRequest) -> HttpResponse:
+        """Grant or withdraw chips for any player and club, creating his wallet if need be."""
+        if not self.has_grant_chips_permission(request):
+            raise PermissionError  # admin_view turns it into 403
+        if request.method == "POST":
+            form = PlayerChipGrantForm(request.POST)
+            if form.is_valid():
+                try:
+                    wallet = wallet_get_or_create(
+                        club_key=form.cleaned_data["club_key"], owner=form.cleaned_data["player"]
+                    )
+                except LedgerError as error:
+                    messages.error(request, error.message)
+                else:
+                    if _grant(request, wallet, form):
+                        return HttpResponseRedirect(reverse("admin:ledger_account_changelist"))
+        else:
+            form = PlayerChipGrantForm(initial={"token": uuid.uuid4().hex, "club_key": "casual"})
+        return TemplateResponse(
+            request,
+            "admin/ledger/account/grant_chips.html",
+            {
+                **self.admin_site.each_context(request),
+                "title": "Grant or withdraw a player's chips",
+                "opts": self.model._meta,
+                "form": form,
+            },
+        )
+
+
+class PostingInline(admin.TabularInline):  # type: ignore[type-arg]
+    model = Posting
+    fields = ["account", "amount", "balance_after", "at"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(JournalEntry)
+class JournalEntryAdmin(ReadOnlyAdmin):
+    list_display = ["id", "at", "club_key", "memo", "source", "idempotency_key", "shortfall", "reverses"]
+    list_filter = ["club_key"]
+    search_fields = [
+        "=idempotency_key",
+        "source",
+        "memo",
+        "postings__account__owner__username",
+        "postings__account__name",
+    ]
+    date_hierarchy = "at"
+    fields = ["at", "club_key", "memo", "source", "idempotency_key", "shortfall", "reverses"]
+    readonly_fields = fields
+    inlines = [PostingInline]
+
+    def lookup_allowed(self, lookup: str, value: str, request: HttpRequest | None = None) -> bool:
+        # The "Entries of this account" link on an account's page.
+        if lookup == "postings__account__id__exact":
+            return True
+        return bool(super().lookup_allowed(lookup, value, request))

@@ -1,0 +1,88 @@
+"""Input and output shapes of the ledger API; no rule of the books lives here."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from ledger.models import Account, AccountKind, Posting
+
+
+class AccountSerializer(serializers.ModelSerializer):  # type: ignore[type-arg]
+    owner = serializers.CharField(source="owner.get_username", default=None, read_only=True)
+
+    class Meta:
+        model = Account
+        fields = ["id", "kind", "club_key", "name", "owner", "ref", "balance", "last_posted_at"]
+        read_only_fields = fields
+
+
+class BalanceSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    account = AccountSerializer()
+    at = serializers.DateTimeField(allow_null=True)
+    balance = serializers.IntegerField()
+
+
+class StatementLineSerializer(serializers.ModelSerializer):  # type: ignore[type-arg]
+    entry = serializers.IntegerField(source="entry_id")
+    memo = serializers.CharField(source="entry.memo")
+    source = serializers.CharField(source="entry.source")
+    shortfall = serializers.IntegerField(source="entry.shortfall")
+    reverses = serializers.IntegerField(source="entry.reverses_id", allow_null=True)
+
+    class Meta:
+        model = Posting
+        fields = ["id", "entry", "at", "amount", "balance_after", "memo", "source", "shortfall", "reverses"]
+        read_only_fields = fields
+
+
+class TrialBalanceSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    club_key = serializers.CharField()
+    at = serializers.DateTimeField(allow_null=True)
+    total = serializers.IntegerField()
+    accounts = AccountSerializer(many=True)
+
+
+class SettlementNetSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    account = AccountSerializer()
+    net = serializers.IntegerField()
+
+
+class SettlementTransferSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    payer = AccountSerializer()
+    payee = AccountSerializer()
+    amount = serializers.IntegerField()
+
+
+class SettlementSerializer(serializers.Serializer):  # type: ignore[type-arg]
+    club_key = serializers.CharField()
+    since = serializers.DateTimeField()
+    until = serializers.DateTimeField()
+    source_prefix = serializers.CharField(allow_null=True)
+    nets = SettlementNetSerializer(many=True)
+    transfers = SettlementTransferSerializer(many=True)
+
+
+class AsOfQuerySerializer(serializers.Serializer):  # type: ignore[type-arg]
+    at = serializers.DateTimeField(required=False, help_text="Balance as of this time (default now).")
+
+
+class WindowQuerySerializer(serializers.Serializer):  # type: ignore[type-arg]
+    since = serializers.DateTimeField(required=False)
+    until = serializers.DateTimeField(required=False)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if "since" in attrs and "until" in attrs and attrs["since"] >= attrs["until"]:
+            raise serializers.ValidationError("since must come before until.")
+        return attrs
+
+
+class SettlementQuerySerializer(WindowQuerySerializer):
+    since = serializers.DateTimeField()
+    until = serializers.DateTimeField()
+    source_prefix = serializers.CharField(required=False, max_length=200)
+
+
+class AccountsQuerySerializer(serializers.Serializer):  # type: ignore[type-arg]
+    kind = serializers.ChoiceField(choices=AccountKind.choices, required=False)
