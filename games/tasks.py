@@ -35,14 +35,36 @@ def schedule_deadline(*, hand_id: Any, seq: int, at: datetime) -> None:
         timer.start()
 
 
+def schedule_next_hand(*, partie_id: Any, at: datetime) -> None:
+    mode = getattr(settings, "ACADEMIE_TIMERS", "off")
+    if mode == "celery":
+        deal_next_hand.apply_async(args=[str(partie_id)], eta=at)
+    elif mode == "thread":
+        delay = max(0.0, (at - timezone.now()).total_seconds())
+        timer = threading.Timer(delay, _in_thread, args=(deal_next_hand, str(partie_id)))
+        timer.daemon = True
+        timer.start()
+
+
 def _fire_in_thread(hand_id: str, seq: int) -> None:
+    _in_thread(fire_deadline, hand_id, seq)
+
+
+def _in_thread(task: Any, *args: Any) -> None:
     close_old_connections()
     try:
-        fire_deadline(hand_id, seq)
-    except Exception:  # a thread has nobody to report to: log, the sweeper will retry
-        logger.exception("deadline of hand %s at seq %s failed", hand_id, seq)
+        task(*args)
+    except Exception:  # a thread has nobody to report to: log; the sweeper will retry
+        logger.exception("timer %s%r failed", task.__name__, args)
     finally:
         close_old_connections()
+
+
+@shared_task(acks_late=True, ignore_result=True)
+def deal_next_hand(partie_id: str) -> bool:
+    from games.services import partie_tick
+
+    return partie_tick(partie_id=partie_id, at=timezone.now()) is not None
 
 
 @shared_task(acks_late=True, ignore_result=True)
@@ -63,6 +85,20 @@ def sweep_deadlines() -> int:
     overdue = Hand.objects.filter(status=Hand.Status.PLAYING, deadline__lte=now).values_list(
         "id", "deadline_seq")[:500]
     for hand_id, seq in overdue:
-        if seq is not None and deadline_fire(hand_id=hand_id, seq=seq, at=timezone.now()):
-            fired += 1
+        try:
+            if seq is not None and deadline_fire(hand_id=hand_id, seq=seq, at=timezone.now()):
+                fired += 1
+        except Exception:  # one broken hand must not stop the sweep of the others
+            logger.exception("sweeping hand %s failed", hand_id)
+    # Parties whose pause has passed but whose next hand nobody dealt.
+    from games.models import Partie
+    from games.services import partie_tick
+
+    due = Partie.objects.filter(status=Partie.Status.PLAYING, next_hand_at__lte=now)
+    for partie_id in due.values_list("id", flat=True)[:500]:
+        try:
+            if partie_tick(partie_id=partie_id, at=timezone.now()) is not None:
+                fired += 1
+        except Exception:
+            logger.exception("dealing the next hand of partie %s failed", partie_id)
     return fired

@@ -9,6 +9,7 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth.models import User
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
@@ -79,7 +80,14 @@ class AccountAdmin(ReadOnlyAdmin):
     list_filter = ["kind", "club_key"]
     search_fields = ["name", "club_key", "ref", "owner__username"]
     fields = [
-        "name", "kind", "club_key", "owner", "ref", "balance", "last_posted_at", "created_at",
+        "name",
+        "kind",
+        "club_key",
+        "owner",
+        "ref",
+        "balance",
+        "last_posted_at",
+        "created_at",
         "entries",
     ]
     readonly_fields = fields
@@ -89,7 +97,11 @@ class AccountAdmin(ReadOnlyAdmin):
     @admin.display(description="Entries")
     def entries(self, account: Account) -> SafeString:
         url = reverse("admin:ledger_journalentry_changelist")
-        return format_html('<a href="{}?postings__account__id__exact={}">Entries of this account</a>', url, account.pk)
+        return format_html(
+            '<a href="{}?postings__account__id__exact={}">Entries of this account</a>',
+            url,
+            account.pk,
+        )
 
     def has_grant_chips_permission(self, request: HttpRequest) -> bool:
         return bool(request.user.has_perm("ledger.grant_chips"))
@@ -100,7 +112,11 @@ class AccountAdmin(ReadOnlyAdmin):
     ) -> HttpResponse | None:
         wallets = list(queryset.filter(kind=AccountKind.WALLET))
         if not wallets:
-            self.message_user(request, "Select players' wallets: chips are granted to wallets only.", messages.WARNING)
+            self.message_user(
+                request,
+                "Select players' wallets: chips are granted to wallets only.",
+                messages.WARNING,
+            )
             return None
         if "apply" in request.POST:
             form = ChipGrantForm(request.POST)
@@ -135,7 +151,7 @@ class AccountAdmin(ReadOnlyAdmin):
     def grant_to_player_view(self, request: HttpRequest) -> HttpResponse:
         """Grant or withdraw chips for any player and club, creating his wallet if need be."""
         if not self.has_grant_chips_permission(request):
-            raise PermissionError  # admin_view turns it into 403
+            raise PermissionDenied
         if request.method == "POST":
             form = PlayerChipGrantForm(request.POST)
             if form.is_valid():
@@ -178,7 +194,16 @@ class PostingInline(admin.TabularInline):  # type: ignore[type-arg]
 
 @admin.register(JournalEntry)
 class JournalEntryAdmin(ReadOnlyAdmin):
-    list_display = ["id", "at", "club_key", "memo", "source", "idempotency_key", "shortfall", "reverses"]
+    list_display = [
+        "id",
+        "at",
+        "club_key",
+        "memo",
+        "source",
+        "idempotency_key",
+        "shortfall",
+        "reverses",
+    ]
     list_filter = ["club_key"]
     search_fields = [
         "=idempotency_key",

@@ -97,7 +97,9 @@ def _entries_balance() -> Finding:
     )
     detail = f"{entries} entr(y/ies) checked"
     if bad:
-        detail += "; unbalanced: " + ", ".join(f"#{i} ({n} lines, sum {s:+d})" for i, n, s in bad[:10])
+        detail += "; unbalanced: " + ", ".join(
+            f"#{i} ({n} lines, sum {s:+d})" for i, n, s in bad[:10]
+        )
     if orphans:
         detail += f"; {orphans} posting(s) without an entry"
     return Finding("every entry has 2+ postings summing to zero", not bad and not orphans, detail)
@@ -124,7 +126,9 @@ def _balances_match_postings() -> Finding:
     )
     detail = "every account's balance is the sum of its postings"
     if bad:
-        detail = "off: " + ", ".join(f"{n} (#{i}) holds {b}, postings say {t}" for i, n, b, t in bad[:10])
+        detail = "off: " + ", ".join(
+            f"{n} (#{i}) holds {b}, postings say {t}" for i, n, b, t in bad[:10]
+        )
     return Finding("balances match postings", not bad, detail)
 
 

@@ -58,6 +58,6 @@ class AlreadyReversed(LedgerError):
 
 
 class BackdatedEntry(LedgerError):
-    """An entry dated before the last posting of one of its accounts would break running balances."""
+    """An entry dated before one of its accounts' last posting would break running balances."""
 
     code = "backdated_entry"

@@ -29,10 +29,7 @@ def minimal_transfers(nets: Mapping[K, int]) -> list[tuple[K, K, int]]:
     if sum(nets.values()) != 0:
         raise ValueError(f"Nets sum to {sum(nets.values())}, not zero: nothing can settle them.")
     parties = [(key, net) for key, net in nets.items() if net]
-    if len(parties) <= EXACT_LIMIT:
-        groups = _best_groups(parties)
-    else:
-        groups = _pairs_then_rest(parties)
+    groups = _best_groups(parties) if len(parties) <= EXACT_LIMIT else _pairs_then_rest(parties)
     transfers: list[tuple[K, K, int]] = []
     for group in groups:
         transfers.extend(_greedy(group))

@@ -52,7 +52,9 @@ def account_statement(
 def wallet_of(*, user: AbstractBaseUser | AnonymousUser, club_key: str) -> Account | None:
     if not user.is_authenticated:
         return None
-    return Account.objects.filter(kind=AccountKind.WALLET, club_key=club_key, owner_id=user.pk).first()
+    return Account.objects.filter(
+        kind=AccountKind.WALLET, club_key=club_key, owner_id=user.pk
+    ).first()
 
 
 def player_wallets(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Account]:
@@ -138,7 +140,9 @@ def settlement(
     nets are zero. The nets always sum to zero, since every entry counted does. Transfers are
     the fewest possible for up to ledger.netting.EXACT_LIMIT parties (greedy beyond).
     """
-    bank_lines = Posting.objects.filter(entry_id=OuterRef("entry_id"), account__kind=AccountKind.BANK)
+    bank_lines = Posting.objects.filter(
+        entry_id=OuterRef("entry_id"), account__kind=AccountKind.BANK
+    )
     postings = Posting.objects.filter(
         entry__club_key=club_key, entry__at__gte=since, entry__at__lt=until
     ).exclude(Exists(bank_lines))

@@ -169,7 +169,9 @@ def pay_what_you_have(
         holder, receiver = locked[payer.pk], locked[payee.pk]
         paid = amount if holder.may_go_negative else min(amount, max(holder.balance, 0))
         shortfall = amount - paid
-        note = memo if not shortfall else f"{memo} (owed {amount}, paid {paid}, shortfall {shortfall})"
+        note = (
+            memo if not shortfall else f"{memo} (owed {amount}, paid {paid}, shortfall {shortfall})"
+        )
         if not paid:
             return _Plan(lines=(), memo=note, shortfall=shortfall)
         return _Plan(lines=((holder, -paid), (receiver, paid)), memo=note, shortfall=shortfall)
@@ -245,7 +247,9 @@ def cash_out(
         holder = locked[wallet.pk]
         if holder.balance <= 0:
             return _Plan(lines=(), memo=memo)
-        return _Plan(lines=((holder, -holder.balance), (locked[bank.pk], holder.balance)), memo=memo)
+        return _Plan(
+            lines=((holder, -holder.balance), (locked[bank.pk], holder.balance)), memo=memo
+        )
 
     def same(entry: JournalEntry) -> bool:
         moved = dict(entry.postings.values_list("account_id", "amount"))
@@ -503,7 +507,9 @@ def _validated(postings: Sequence[Line]) -> tuple[Line, ...]:
         _check_amount(amount, positive=False)
     clubs = {account.club_key for account, _ in lines}
     if len(clubs) > 1:
-        raise InvalidEntry(f"An entry stays within one club; these accounts belong to {sorted(clubs)}.")
+        raise InvalidEntry(
+            f"An entry stays within one club; these accounts belong to {sorted(clubs)}."
+        )
     total = sum(amount for _, amount in lines)
     if total != 0:
         raise UnbalancedEntry(f"The postings sum to {total:+d}; they must sum to zero.")

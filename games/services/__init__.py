@@ -5,6 +5,8 @@ delayed bot move of a pending decision) and ``partie_close``.
 """
 
 from .moves import deadline_fire, move_play
-from .parties import hand_deal, partie_close, partie_start
+from .parties import hand_deal, partie_close, partie_start, partie_tick
 
-__all__ = ["deadline_fire", "hand_deal", "move_play", "partie_close", "partie_start"]
+__all__ = [
+    "deadline_fire", "hand_deal", "move_play", "partie_close", "partie_start", "partie_tick",
+]

@@ -158,6 +158,14 @@ def _finish(table: Table, hand: Hand, loaded: store.Loaded, *, now: datetime) ->
         partie.comet_played_last = bool(loaded.game.comet_played(loaded.state))  # type: ignore[attr-defined]
     partie.next_hand_at = now + partie.pause_between_hands
     partie.save(update_fields=["comet_played_last", "next_hand_at"])
+    partie_id, at = partie.pk, partie.next_hand_at
+
+    def schedule() -> None:
+        from games.tasks import schedule_next_hand
+
+        schedule_next_hand(partie_id=partie_id, at=at)
+
+    transaction.on_commit(schedule)
 
 
 def table_for(partie: Partie) -> Table:

@@ -117,6 +117,8 @@ def hand_deal(*, partie: Partie, at: datetime) -> Hand | None:
                 partie.options, partie.comet_payment_due, partie.comet_played_last)
             partie.save(update_fields=["comet_payment_due"])
             extra["comet_payment_due"] = partie.comet_payment_due
+        partie.next_hand_at = None
+        partie.save(update_fields=["next_hand_at"])
         commit = commitment(seed)
         hand = Hand.objects.create(partie=partie, number=(last.number + 1) if last else 1,
                                    dealer=dealer, commitment=commit)
@@ -134,6 +136,22 @@ def hand_deal(*, partie: Partie, at: datetime) -> Hand | None:
         advance(table, hand, loaded, now=at)
         hand.save()
         return hand
+
+
+def partie_tick(*, partie_id: Any, at: datetime) -> Hand | None:
+    """The partie's rhythm: deal its next hand once the pause after the last one has passed
+    (or close it at its end condition). Does nothing if that is not due yet, so a late or
+    duplicated timer is harmless."""
+    with transaction.atomic():
+        partie = Partie.objects.select_for_update().filter(pk=partie_id).first()
+        if partie is None or partie.status == Partie.Status.OVER:
+            return None
+        if partie.next_hand_at is None or partie.next_hand_at > at:
+            return None
+        last = partie.hands.order_by("-number").first()
+        if last is not None and last.status != Hand.Status.OVER:
+            return None
+        return hand_deal(partie=partie, at=at)
 
 
 def partie_close(*, partie: Partie, at: datetime) -> None:

@@ -33,7 +33,17 @@ class StatementLineSerializer(serializers.ModelSerializer):  # type: ignore[type
 
     class Meta:
         model = Posting
-        fields = ["id", "entry", "at", "amount", "balance_after", "memo", "source", "shortfall", "reverses"]
+        fields = [
+            "id",
+            "entry",
+            "at",
+            "amount",
+            "balance_after",
+            "memo",
+            "source",
+            "shortfall",
+            "reverses",
+        ]
         read_only_fields = fields
 
 
@@ -65,7 +75,9 @@ class SettlementSerializer(serializers.Serializer):  # type: ignore[type-arg]
 
 
 class AsOfQuerySerializer(serializers.Serializer):  # type: ignore[type-arg]
-    at = serializers.DateTimeField(required=False, help_text="Balance as of this time (default now).")
+    at = serializers.DateTimeField(
+        required=False, help_text="Balance as of this time (default now)."
+    )
 
 
 class WindowQuerySerializer(serializers.Serializer):  # type: ignore[type-arg]

@@ -89,7 +89,9 @@ def _my_wallet(request: Request, club_key: str) -> Account:
 class MyWalletsView(_LedgerView, APIView):  # type: ignore[misc]
     @extend_schema(responses=AccountSerializer(many=True))
     def get(self, request: Request) -> Response:
-        return Response(AccountSerializer(selectors.player_wallets(user=request.user), many=True).data)
+        return Response(
+            AccountSerializer(selectors.player_wallets(user=request.user), many=True).data
+        )
 
 
 class MyBalanceView(_LedgerView, APIView):  # type: ignore[misc]

@@ -23,5 +23,7 @@ class Command(BaseCommand):
             self.stdout.write(f"{mark} {finding.check}: {finding.detail}")
         failed = [finding for finding in findings if not finding.ok]
         if failed:
-            raise CommandError(f"The books are wrong: {len(failed)} of {len(findings)} checks failed.")
+            raise CommandError(
+                f"The books are wrong: {len(failed)} of {len(findings)} checks failed."
+            )
         self.stdout.write(self.style.SUCCESS(f"The books balance: {len(findings)} checks passed."))
