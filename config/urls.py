@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
@@ -9,3 +10,6 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger"),
 ]
+
+if getattr(settings, "ACADEMIE_BENCH_TRIVIAL", False):  # bench/api_bench.py only
+    urlpatterns.append(path("bench/trivial/", include("bench.trivial.urls")))

@@ -3,3 +3,11 @@ from django.apps import AppConfig
 
 class TournamentsConfig(AppConfig):
     name = "tournaments"
+
+    def ready(self) -> None:
+        from ledger.permissions import register_organiser_check
+
+        from .selectors import is_club_organiser
+
+        # The ledger asks "is this user an organiser of club X?"; memberships answer it.
+        register_organiser_check(is_club_organiser)

@@ -111,3 +111,9 @@ CELERY_TIMEZONE = "UTC"
 
 # How deadlines fire (games/tasks.py): celery with Redis, a timer thread in the embedded default.
 ACADEMIE_TIMERS = env.str("ACADEMIE_TIMERS", default="celery" if REDIS_URL else "thread")
+
+# Benchmark only (bench/api_bench.py): a trivial DRF endpoint that inserts one row, the ceiling
+# the move endpoint is compared with. Never set outside the benchmark.
+ACADEMIE_BENCH_TRIVIAL = env.bool("ACADEMIE_BENCH_TRIVIAL", default=False)
+if ACADEMIE_BENCH_TRIVIAL:
+    INSTALLED_APPS.append("bench.trivial")

@@ -44,7 +44,8 @@ SQLITE_BACKWARD = [
 def forward(apps, schema_editor):
     vendor = schema_editor.connection.vendor
     if vendor == "postgresql":
-        schema_editor.execute(PG_FORWARD)
+        # params=None: the PL/pgSQL body's '%' is RAISE's placeholder, not a query parameter.
+        schema_editor.execute(PG_FORWARD, params=None)
     elif vendor == "sqlite":
         for sql in SQLITE_FORWARD:
             schema_editor.execute(sql)
@@ -53,7 +54,7 @@ def forward(apps, schema_editor):
 def backward(apps, schema_editor):
     vendor = schema_editor.connection.vendor
     if vendor == "postgresql":
-        schema_editor.execute(PG_BACKWARD)
+        schema_editor.execute(PG_BACKWARD, params=None)
     elif vendor == "sqlite":
         for sql in SQLITE_BACKWARD:
             schema_editor.execute(sql)

@@ -16,9 +16,11 @@ from ledger import services as ledger
 from ledger.models import Account, JournalEntry
 
 
-def bot_user(name: str, index: int) -> AbstractBaseUser:
-    """The user a bot plays as (no password: nobody can sign in as a bot)."""
-    user, created = get_user_model().objects.get_or_create(username=f"bot-{name}-{index + 1}")
+def bot_user(name: str, index: int, table: str) -> AbstractBaseUser:
+    """The user a bot plays as: one per partie and seat, since a wallet must never be shared
+    by two tables playing at once (no password: nobody can sign in as a bot)."""
+    username = f"bot-{name}-{table}-{index + 1}"
+    user, created = get_user_model().objects.get_or_create(username=username)
     if created:
         user.set_unusable_password()
         user.save(update_fields=["password"])
@@ -87,9 +89,14 @@ def share_pot(*, partie: Partie, seats: Sequence[Seat], last_banker: int, at: da
     postings = [(the_pot, -amount)] + [
         (wallet(partie, s.player), gains[s.number]) for s in seats if gains[s.number]
     ]
+    # Stamped by the ledger's clock like every hand payment (post_payments), not at ``at``: the
+    # pot's last payment was stamped "now", which may be later than the service's ``at`` (a bot
+    # partie's own clock, a timer's time taken a moment before), and the ledger refuses an entry
+    # dated before its accounts' last posting (BackdatedEntry), which would leave the partie
+    # unable to close.
     ledger.entry_post(postings=postings, memo=f"Pot shared at the end of {partie.table_label}",
                       source=f"partie:{partie.pk}/pot-shared",
-                      idempotency_key=f"partie:{partie.pk}:pot-shared", at=at)
+                      idempotency_key=f"partie:{partie.pk}:pot-shared")
 
 
 def reconcile_hand(*, hand: Hand) -> list[str]:

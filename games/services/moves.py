@@ -19,7 +19,10 @@ from .advance import advance, fire, table_for
 
 def _locked_hand(hand_id: Any) -> Hand:
     # The row lock serialises writers of one hand; the (hand, seq) unique constraint backs it.
-    return Hand.objects.select_for_update().select_related("partie", "secret").get(pk=hand_id)
+    # Lock only the hand's row: PostgreSQL refuses FOR UPDATE on the nullable side of the
+    # outer join to the seed, and the partie's row is the dealer's lock, not the movers'.
+    return (Hand.objects.select_for_update(of=("self",)).select_related("partie", "secret")
+            .get(pk=hand_id))
 
 
 def move_play(

@@ -29,6 +29,7 @@ def partie_start(
     club_key: str = "casual",
     table_label: str = "free table",
     buy_in: int = 0,
+    buy_in_people: bool = True,
     move_timeout: timedelta = timedelta(seconds=30),
     forced_move_delay: timedelta = timedelta(seconds=1),
     comet_window: timedelta = timedelta(seconds=2),
@@ -38,7 +39,9 @@ def partie_start(
     deal_first_hand: bool = True,
     at: datetime,
 ) -> Partie:
-    """Seat the players (people first, then bots), buy them in, and deal the first hand."""
+    """Seat the players (people first, then bots), buy them in, and deal the first hand.
+
+    A player may sit at one playing partie of a club at a time: his wallet pays there."""
     try:
         engine = get_game(game)
         opts = engine.normalise_options(options or {})
@@ -60,6 +63,10 @@ def partie_start(
                         ("pause_between_hands", pause_between_hands)):
         if value < timedelta(0):
             raise InvalidPartie(f"{name} cannot be negative")
+    busy = Seat.objects.filter(partie__club_key=club_key, partie__status=Partie.Status.PLAYING,
+                               player__in=list(players)).select_related("player").first()
+    if busy is not None:
+        raise InvalidPartie(f"{busy.player.get_username()} is already playing at another table")
     with transaction.atomic():
         partie = Partie.objects.create(
             game=game, options=opts, club_key=club_key, table_label=table_label,
@@ -67,13 +74,16 @@ def partie_start(
             comet_window=comet_window, pause_between_hands=pause_between_hands,
             deal_until=deal_until, created_by=created_by,
         )
-        seated = list(players) + [chips.bot_user(name, i) for i, name in enumerate(bots)]
+        seated = list(players) + [chips.bot_user(name, i, partie.pk.hex[:8])
+                                  for i, name in enumerate(bots)]
         for number, user in enumerate(seated):
             Seat.objects.create(partie=partie, number=number, player=user,
                                 bot=bots[number - len(players)] if number >= len(players) else "")
         if buy_in:
             for seat in partie.seats.select_related("player"):
-                chips.buy_in(partie=partie, seat=seat, amount=buy_in, at=at)
+                # At a soirée people buy in at check-in; only the bots get chips here.
+                if seat.bot or buy_in_people:
+                    chips.buy_in(partie=partie, seat=seat, amount=buy_in, at=at)
         if deal_first_hand:
             hand_deal(partie=partie, at=at)
     return partie

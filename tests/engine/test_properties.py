@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from games.engine import comet, commere
+from games.engine import comet
 from games.engine.base import BY_FORCED, Event, event_hash
 from games.engine.bots import make_bot
 from games.engine.deal import commitment, deal_from_seed

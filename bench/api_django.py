@@ -1,0 +1,84 @@
+"""Django side of bench/api_bench.py: tables of people on the bench database.
+
+Imported by the helpers that need Django (api_setup.py, api_services.py); the orchestrator and
+the load generator never import Django. ``django_setup()`` must run first; the environment
+(DATABASE_URL, DJANGO_SETTINGS_MODULE, DJANGO_SECRET_KEY) is set by the orchestrator.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH_PASSWORD = "bench-password"
+
+
+def django_setup(timers: str = "off") -> None:
+    sys.path.insert(0, str(ROOT))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
+    # This process drives the clock itself (or only sets up): no timer thread may play.
+    os.environ["ACADEMIE_TIMERS"] = timers
+    import django
+
+    django.setup()
+
+
+def partie_settings(game: str, players: int) -> dict[str, Any]:
+    from datetime import timedelta
+
+    # RULES.md §3: a zero forced_move_delay and comet_window make the service play a person's
+    # only move at once (advance.py); move_timeout is far beyond the run so that no time-out
+    # plays a move; no pause between hands, so the next hand is dealt as the last one ends.
+    options = {"ante": 1}
+    return dict(
+        game=game, options=options, buy_in=1_000_000,
+        move_timeout=timedelta(hours=1), forced_move_delay=timedelta(0),
+        comet_window=timedelta(0), pause_between_hands=timedelta(0),
+    )
+
+
+def make_users(prefix: str, count: int) -> list[Any]:
+    """``count`` people with a usable password (one PBKDF2 hash shared by all: hashing 200
+    passwords at 1,000,000 iterations would take a minute)."""
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.hashers import make_password
+
+    User = get_user_model()
+    hashed = make_password(BENCH_PASSWORD)
+    users = [User(username=f"{prefix}-{i:04d}", password=hashed) for i in range(count)]
+    User.objects.bulk_create(users)
+    return list(User.objects.filter(username__startswith=f"{prefix}-").order_by("username"))
+
+
+def session_key(user: Any) -> str:
+    """A logged-in session for ``user``, as ``django.contrib.auth.login`` would store it."""
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+    from django.contrib.sessions.backends.db import SessionStore
+
+    store = SessionStore()
+    store[SESSION_KEY] = user._meta.pk.value_to_string(user)
+    store[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+    store[HASH_SESSION_KEY] = user.get_session_auth_hash()
+    store.create()
+    return str(store.session_key)
+
+
+def make_tables(prefix: str, tables: int, game: str, players: int) -> list[dict[str, Any]]:
+    """``tables`` parties of ``players`` people each, first hand dealt; returns, per table, the
+    partie, its current hand and each seat's user."""
+    from django.utils import timezone
+
+    from games.services import partie_start
+
+    users = make_users(prefix, tables * players)
+    out = []
+    for t in range(tables):
+        seated = users[t * players:(t + 1) * players]
+        partie = partie_start(players=seated, table_label=f"bench {t}", at=timezone.now(),
+                              **partie_settings(game, players))
+        hand = partie.hands.order_by("-number").first()
+        out.append({"partie": partie, "hand": hand, "users": seated})
+    return out

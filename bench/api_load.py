@@ -1,0 +1,252 @@
+"""Load generator of bench/api_bench.py (asyncio + aiohttp; no Django in this process).
+
+    api_load.py moves   --tables-file T --base-url http://127.0.0.1:PORT --duration 20
+    api_load.py trivial --tables-file T --base-url ... --clients 50 --duration 20
+
+``moves``: one task per table plays its hands as the people seated there, as a person's client
+would: read the hand as the awaited player (GET /api/hands/<id>/), choose one of his legal moves
+at random, POST it to /api/hands/<id>/moves; the answer is the mover's view, so the next GET is
+skipped when the same player moves again. When a hand ends the task waits for the next one
+(dealt by the server's timer after a zero pause) by reading the partie.
+
+``trivial``: ``--clients`` tasks POST /bench/trivial/ (one row inserted per request).
+
+``--rate 0`` (default): closed loop, every task sends its next request as soon as it has an
+answer (saturation: latency is then mostly queueing, concurrency / throughput). ``--rate R``:
+each task paces its steps so that the tasks together offer R moves (or requests) per second.
+
+Authentication: a logged-in session cookie (and a CSRF cookie and header for POST), as a
+browser has; HTTP Basic would hash the password (PBKDF2, 1,000,000 iterations) on every request.
+Only the requests that end inside the measuring window (after ``--warmup``) are counted.
+Prints one JSON document.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import time
+import uuid
+from collections import Counter, defaultdict
+from typing import Any
+
+import aiohttp
+
+CSRF = "benchbenchbenchbenchbenchbench00"  # 32 characters: an unmasked CSRF secret
+
+
+class Recorder:
+    def __init__(self, start: float, warmup: float, duration: float) -> None:
+        self.t0 = start + warmup
+        self.t1 = self.t0 + duration
+        self.latency: dict[str, list[float]] = defaultdict(list)
+        self.status: Counter[str] = Counter()
+        self.counts: Counter[str] = Counter()
+
+    def inside(self, t: float) -> bool:
+        return self.t0 <= t <= self.t1
+
+    def add(self, kind: str, began: float, ended: float, status: int) -> None:
+        if not self.inside(ended):
+            return
+        self.status[f"{kind} {status}"] += 1
+        if 200 <= status < 300:
+            self.latency[kind].append(ended - began)
+
+    def count(self, what: str, n: int = 1, at: float | None = None) -> None:
+        if self.inside(time.perf_counter() if at is None else at):
+            self.counts[what] += n
+
+
+def headers(session: str, post: bool = False) -> dict[str, str]:
+    h = {"Cookie": f"sessionid={session}; csrftoken={CSRF}"}
+    if post:
+        h["X-CSRFToken"] = CSRF
+        h["Content-Type"] = "application/json"
+    return h
+
+
+async def call(http: aiohttp.ClientSession, rec: Recorder, kind: str, method: str, url: str,
+               session: str, body: Any = None) -> tuple[int, Any]:
+    began = time.perf_counter()
+    data = json.dumps(body) if body is not None else None
+    async with http.request(method, url, data=data,
+                            headers=headers(session, post=method == "POST")) as resp:
+        raw = await resp.read()
+        status = resp.status
+    ended = time.perf_counter()
+    rec.add(kind, began, ended, status)
+    try:
+        return status, json.loads(raw) if raw else None
+    except ValueError:
+        return status, None
+
+
+class Pacer:
+    """Paces a task's steps at ``interval`` seconds, from a random phase; never bursts."""
+
+    def __init__(self, interval: float, rng: random.Random) -> None:
+        self.interval = interval
+        self.next = time.perf_counter() + rng.random() * interval if interval else 0.0
+
+    async def wait(self) -> None:
+        if not self.interval:
+            return
+        now = time.perf_counter()
+        if self.next > now:
+            await asyncio.sleep(self.next - now)
+        self.next = max(self.next + self.interval, time.perf_counter())
+
+
+async def next_hand(http: aiohttp.ClientSession, rec: Recorder, base: str, table: dict,
+                    after: int, stop: float) -> tuple[str, int] | None:
+    """The partie's hand numbered above ``after`` once it is dealt (polled, bounded)."""
+    delay = 0.002
+    session = table["seats"][0]["session"]
+    while time.perf_counter() < stop:
+        status, body = await call(http, rec, "partie_get", "GET",
+                                  f"{base}/api/parties/{table['partie']}/", session)
+        if status == 200:
+            hands = [h for h in body["hands"] if h["number"] > after]
+            if hands:
+                h = max(hands, key=lambda h: h["number"])
+                return h["id"], h["number"]
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 0.1)
+    return None
+
+
+async def table_loop(http: aiohttp.ClientSession, rec: Recorder, base: str, table: dict,
+                     rng: random.Random, interval: float, stop: float) -> None:
+    seats = table["seats"]
+    hand, number = table["hand"], 0
+    pacer = Pacer(interval, rng)
+    view: dict | None = None
+    while time.perf_counter() < stop:
+        if view is not None and view["status"] == "over":
+            rec.count("hands_finished")
+            found = await next_hand(http, rec, base, table, view["number"], stop)
+            if found is None:
+                return
+            hand, number = found
+            view = None
+        await pacer.wait()
+        if time.perf_counter() >= stop:
+            return
+        actor = None
+        if view is not None and view["your_seat"] in view["to_act"] and view["legal_moves"]:
+            actor = view
+        else:
+            candidates = list(view["to_act"]) if view is not None and view["to_act"] else []
+            candidates += [s for s in range(len(seats)) if s not in candidates]
+            for seat in candidates:
+                status, v = await call(http, rec, "hand_get", "GET", f"{base}/api/hands/{hand}/",
+                                       seats[seat]["session"])
+                if status != 200:
+                    rec.count("errors")
+                    await asyncio.sleep(0.01)
+                    break
+                view = v
+                if v["status"] == "over" or (v["your_seat"] in v["to_act"] and v["legal_moves"]):
+                    actor = v
+                    break
+        if actor is None or actor["status"] == "over":
+            if actor is None:
+                view = None
+            continue
+        seat = actor["your_seat"]
+        move = rng.choice(actor["legal_moves"])
+        body = {"command_id": str(uuid.uuid4()), "seq": actor["seq"], "move": move}
+        status, answer = await call(http, rec, "move_post", "POST",
+                                    f"{base}/api/hands/{hand}/moves", seats[seat]["session"], body)
+        if status == 201:
+            rec.count("moves")
+            rec.count("events", answer["seq"] - actor["seq"])
+            view = answer
+        else:
+            rec.count("rejected_moves")
+            view = None
+
+
+async def trivial_loop(http: aiohttp.ClientSession, rec: Recorder, base: str, session: str,
+                       rng: random.Random, interval: float, stop: float) -> None:
+    pacer = Pacer(interval, rng)
+    i = 0
+    while True:
+        await pacer.wait()
+        if time.perf_counter() >= stop:
+            return
+        status, _ = await call(http, rec, "trivial_post", "POST", f"{base}/bench/trivial/",
+                               session, {"value": i})
+        rec.count("requests" if status == 201 else "errors")
+        i += 1
+
+
+def pct(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    s = sorted(values)
+    k = min(len(s) - 1, max(0, round(q * (len(s) - 1))))
+    return round(s[k] * 1000, 2)
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    doc = json.loads(open(args.tables_file).read())
+    base = args.base_url.rstrip("/")
+    start = time.perf_counter()
+    rec = Recorder(start, args.warmup, args.duration)
+    stop = rec.t1
+    cpu0 = time.process_time()
+    timeout = aiohttp.ClientTimeout(total=args.request_timeout)
+    connector = aiohttp.TCPConnector(limit=0)
+    async with aiohttp.ClientSession(timeout=timeout, connector=connector) as http:
+        if args.mode == "moves":
+            tables = doc["tables"][: args.tables] if args.tables else doc["tables"]
+            interval = len(tables) / args.rate if args.rate else 0.0
+            tasks = [table_loop(http, rec, base, t, random.Random(args.seed * 1000 + i),
+                                interval, stop) for i, t in enumerate(tables)]
+            concurrency = len(tables)
+        else:
+            interval = args.clients / args.rate if args.rate else 0.0
+            tasks = [trivial_loop(http, rec, base, doc["trivial"]["session"],
+                                  random.Random(args.seed * 1000 + i), interval, stop)
+                     for i in range(args.clients)]
+            concurrency = args.clients
+        await asyncio.wait_for(asyncio.gather(*tasks), timeout=args.warmup + args.duration + 30)
+    out: dict[str, Any] = {
+        "mode": args.mode, "concurrency": concurrency, "offered_rate": args.rate or None,
+        "window_s": args.duration, "warmup_s": args.warmup,
+        "load_generator_cpu_s": round(time.process_time() - cpu0, 2),
+        "counts": dict(rec.counts), "statuses": dict(rec.status),
+    }
+    for kind, values in sorted(rec.latency.items()):
+        out[kind] = {"n": len(values), "per_s": round(len(values) / args.duration, 1),
+                     "p50_ms": pct(values, 0.50), "p90_ms": pct(values, 0.90),
+                     "p99_ms": pct(values, 0.99), "max_ms": pct(values, 1.0)}
+    key = "moves" if args.mode == "moves" else "requests"
+    out[f"{key}_per_s"] = round(rec.counts[key] / args.duration, 1)
+    if args.mode == "moves":
+        out["events_per_s"] = round(rec.counts["events"] / args.duration, 1)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("mode", choices=["moves", "trivial"])
+    parser.add_argument("--tables-file", required=True)
+    parser.add_argument("--base-url", required=True)
+    parser.add_argument("--tables", type=int, default=0, help="0: every table of the file")
+    parser.add_argument("--clients", type=int, default=50)
+    parser.add_argument("--rate", type=float, default=0.0)
+    parser.add_argument("--duration", type=float, default=20.0)
+    parser.add_argument("--warmup", type=float, default=3.0)
+    parser.add_argument("--request-timeout", type=float, default=30.0)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    print(json.dumps(asyncio.run(run(args))))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,8 @@
+from django.db import models
+
+
+class Row(models.Model):
+    """One row per request: the least a write endpoint can do."""
+
+    value = models.IntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)

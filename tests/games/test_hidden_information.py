@@ -1,0 +1,332 @@
+"""RULES.md §3, hidden information, checked exhaustively through the API.
+
+Every seat of these parties is a person, so that the test can ask as each seat. The test plays the
+hands itself (each seat's move chosen at random among the legal moves its own API answer lists;
+forced moves and some time-outs played by ``deadline_fire``), and after every step asks every
+endpoint as every seat and as a spectator. It works out from the engine's state what each of them
+may not see (the cards in other hands but those passed to or by him, the talon, the seed, the
+hashes of the events) and searches the answers for it. Once the hand is over everything is
+public, and the record must verify.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import uuid
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from games import services
+from games.engine import comet
+from games.engine.cards import FULL_DECK
+from games.engine.verify import verify_record
+from games.models import Hand, HandEvent, Partie
+from games.services import store
+
+from .factories import PartieFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+#: Card NAMES the rules make public without saying where the card is: the card a Comet run
+#: needs next, and the card a played Comet stood for (RULES.md §2; the view's run and table).
+PUBLIC_NAME_FIELDS = frozenset({"next_card", "stands_for", "last_stands_for"})
+_QUOTED_CARD = re.compile(r'"([A2-9TJQK][CDHS])"')
+_BARE_CARD = re.compile(r"(?<![A-Za-z0-9])([A2-9TJQK][CDHS])(?![A-Za-z0-9])")
+
+
+def without_public_names(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {k: without_public_names(v) for k, v in obj.items() if k not in PUBLIC_NAME_FIELDS}
+    if isinstance(obj, list):
+        return [without_public_names(v) for v in obj]
+    return obj
+
+
+def cards_named(answer: Any) -> set[str]:
+    """The card tokens of a JSON answer, public card names left out."""
+    return set(_QUOTED_CARD.findall(json.dumps(without_public_names(answer))))
+
+
+# ---------------------------------------------------------------------------------------------
+# What a seat may not see, from the engine's state
+
+
+def _mask_cards(mask: int) -> set[str]:
+    return {comet._CARD[i] for i in range(len(comet._CARD)) if mask >> i & 1}
+
+
+def comet_hidden_from(state: comet.CometState, viewer: int | None) -> set[str]:
+    """Every card in another seat's hand (a played card has left every hand)."""
+    if state.phase == comet.OVER:
+        return set()
+    hidden: set[str] = set()
+    for seat, mask in enumerate(state.hands):
+        if seat != viewer:
+            hidden |= _mask_cards(mask)
+    return hidden
+
+
+def comet_holder(state: comet.CometState) -> int | None:
+    for seat, mask in enumerate(state.hands):
+        if mask & comet._COMET_BIT:
+            return seat
+    return None
+
+
+def commere_hidden_from(state: Any, viewer: int | None) -> set[str]:
+    """The talon and the other hands, less the cards passed to or by ``viewer`` (and the card
+    offered to him or by him, not yet given back)."""
+    if state.phase == "over":
+        return set()
+    hidden = set(state.talon)
+    for seat, hand in enumerate(state.hands):
+        if seat != viewer:
+            hidden |= set(hand)
+    known: set[str] = set()
+    node = state.history
+    while node is not None:
+        if viewer is not None and viewer in (node.giver, node.taker):
+            known.add(node.card)
+        node = node.earlier
+    if state.offer is not None and viewer in (state.table.order[state.step], state.actor):
+        known.add(state.offer)
+    return hidden - known
+
+
+def public_card_names(state: Any) -> set[str]:
+    """Card names an error message may say although they lie in a hand: the card the Comet
+    run waits for (the view's ``run.next_card``)."""
+    if isinstance(state, comet.CometState) and state.phase == comet.RUN:
+        return {comet._CARD[state.need]}
+    return set()
+
+
+# ---------------------------------------------------------------------------------------------
+# The table: a client per seat and a spectator
+
+
+@dataclass
+class Table:
+    partie: Partie
+    clients: dict[int | None, APIClient]
+    rng: random.Random
+    views: dict[int | None, dict[str, Any]] = field(default_factory=dict)
+    checks: int = 0
+
+    @property
+    def hand(self) -> Hand:
+        return self.partie.hands.order_by("-number").first()
+
+
+def seat_everyone(game: str, n: int, **kwargs: Any) -> Table:
+    people = [UserFactory() for _ in range(n)]
+    partie = PartieFactory(game=game, players=people, move_timeout=timedelta(0), **kwargs)
+    clients: dict[int | None, APIClient] = {}
+    for seat, user in enumerate(people):
+        clients[seat] = APIClient()
+        clients[seat].force_authenticate(user)
+    clients[None] = APIClient()
+    clients[None].force_authenticate(UserFactory(username=f"spectator-{partie.pk.hex[:6]}"))
+    return Table(partie=partie, clients=clients, rng=random.Random(f"{game}-{n}"))
+
+
+def illegal_move_for(table: Table, viewer: int | None, state: Any) -> dict[str, Any]:
+    """A move the viewer may not make now, built from what he sees (his own cards only)."""
+    view = table.views[viewer]
+    legal = view["legal_moves"]
+    own = view["view"].get("hand") or []
+    if table.partie.game == "comet":
+        candidates = [{"type": "keep_comet"}, {"type": "comet"}]
+        candidates += [{"type": "open", "suit": s} for s in "CDHS"]
+        candidates += [{"type": "play", "card": c} for c in own]
+    else:
+        candidates = [{"type": "announce"}]
+        candidates += [{"type": t, "card": c} for t in ("offer", "give_back", "return") for c in own]
+    candidates = [m for m in candidates if m not in legal]
+    return table.rng.choice(candidates)
+
+
+def check_everything_as_everyone(table: Table) -> None:
+    hand = table.hand
+    loaded = store.load(hand)
+    state = loaded.state
+    over = hand.status == Hand.Status.OVER
+    secrets = {hand.secret.seed} | set(HandEvent.objects.filter(hand=hand).values_list("hash", flat=True))
+    holder = comet_holder(state) if table.partie.game == "comet" else None
+    hidden_of = comet_hidden_from if table.partie.game == "comet" else commere_hidden_from
+    base = f"/api/hands/{hand.id}"
+    for viewer, client in table.clients.items():
+        hidden = hidden_of(state, viewer)
+        who = f"seat {viewer}" if viewer is not None else "the spectator"
+        answers = {
+            "hand": client.get(f"{base}/"),
+            "events": client.get(f"{base}/events"),
+            "record": client.get(f"{base}/record"),
+            "verify": client.get(f"{base}/verify"),
+            "partie": client.get(f"/api/parties/{table.partie.pk}/"),
+            "parties": client.get("/api/parties/"),
+        }
+        for name, answer in answers.items():
+            expected = 409 if name in ("record", "verify") and not over else 200
+            assert answer.status_code == expected, (name, who, answer.content)
+            if over:
+                continue
+            leaked = cards_named(answer.json()) & hidden
+            assert not leaked, f"{name} shows {who} the hidden cards {sorted(leaked)}"
+            text = answer.content.decode()
+            assert not [s for s in secrets if s in text], f"{name} shows {who} the seed or a hash"
+        view = answers["hand"].json()
+        table.views[viewer] = view
+        assert view["your_seat"] == viewer
+        if not over and holder is not None and holder != viewer:
+            # Who holds the Comet is hidden: a blocked run waits for him without saying so.
+            assert holder not in view["to_act"] or view["view"]["phase"] != "blocked"
+            kept = [e for e in answers["events"].json()["events"] if e["type"] == "keep_comet"]
+            assert all(e["seat"] is None for e in kept), f"events tell {who} who kept the Comet"
+        if not over:
+            move = illegal_move_for(table, viewer, state) if viewer is not None else {"type": "announce"}
+            refused = client.post(f"{base}/moves", {"command_id": str(uuid.uuid4()),
+                                                    "seq": hand.last_seq, "move": move},
+                                  format="json")
+            assert refused.status_code == (403 if viewer is None else 400), refused.content
+            said = set(_BARE_CARD.findall(refused.json()["detail"])) - public_card_names(state)
+            assert not said & hidden, f"refusing {move}, the service tells {who} {said & hidden}"
+        table.checks += 1
+    hand.refresh_from_db()
+    assert hand.last_seq == len(loaded.events), "a refused move changed the hand"
+
+
+def check_own_cards_are_shown(table: Table) -> None:
+    """The check above is not vacuous: each seat does see its own hand."""
+    state = store.load(table.hand).state
+    for viewer, view in table.views.items():
+        if viewer is None or view["status"] == "over":
+            continue
+        own = (sorted(_mask_cards(state.hands[viewer]), key=FULL_DECK.index)
+               if table.partie.game == "comet" else list(state.hands[viewer]))
+        assert view["view"]["hand"] == own
+
+
+def play_one_step(table: Table) -> None:
+    """One decision: a seat's move through the API, or the deadline's move."""
+    hand = table.hand
+    state = store.load(hand).state
+    game = store.load(hand).game
+    awaited = game.to_act(state)
+    optional = [(seat, [m for m in v["legal_moves"] if m["type"] == "comet"])
+                for seat, v in table.views.items() if seat is not None and seat not in awaited]
+    optional = [(seat, moves) for seat, moves in optional if moves]
+    rng = table.rng
+    if optional and rng.random() < 0.2:
+        seat, moves = optional[0]
+        move = moves[0]
+    elif hand.deadline_kind == "forced" or rng.random() < 0.15:
+        fired = services.deadline_fire(hand_id=hand.id, seq=hand.last_seq, at=timezone.now())
+        assert fired
+        return
+    else:
+        seat = awaited[0]
+        move = rng.choice(table.views[seat]["legal_moves"])
+    answer = table.clients[seat].post(f"/api/hands/{hand.id}/moves", {
+        "command_id": str(uuid.uuid4()), "seq": hand.last_seq, "move": move}, format="json")
+    assert answer.status_code == 201, (seat, move, answer.content)
+
+
+def check_the_end(table: Table) -> None:
+    hand = table.hand
+    seed = hand.secret.seed
+    n = table.partie.seats.count()
+    for viewer, client in table.clients.items():
+        view = client.get(f"/api/hands/{hand.id}/").json()
+        assert view["seed"] == seed
+        assert set(view["view"]["hands"]) == {str(s) for s in range(n)}
+        events = client.get(f"/api/hands/{hand.id}/events").json()
+        record = client.get(f"/api/hands/{hand.id}/record").json()
+        assert events["over"] is True
+        assert events["events"] == record["events"]
+        assert record["seed"] == seed
+        assert verify_record(record) == record["digest"]
+        assert client.get(f"/api/hands/{hand.id}/verify").json()["ok"] is True
+
+
+def play_and_watch(table: Table, hands: int) -> None:
+    for number in range(1, hands + 1):
+        if number > 1:
+            services.hand_deal(partie=table.partie, at=timezone.now())
+        steps = 0
+        while True:
+            check_everything_as_everyone(table)
+            check_own_cards_are_shown(table)
+            if table.hand.status == Hand.Status.OVER:
+                break
+            play_one_step(table)
+            steps += 1
+            assert steps < 1000
+        check_the_end(table)
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def test_the_leak_search_finds_a_card_another_seat_holds() -> None:
+    answer = {"view": {"hand": ["2C", "TD"], "run": {"next_card": "9H"}},
+              "detail": "x", "played": [{"card": "9D", "stands_for": "QS"}]}
+    assert cards_named(answer) == {"2C", "TD", "9D"}
+    assert cards_named(answer) & {"TD", "QS", "9H"} == {"TD"}
+
+
+def test_comet_hides_the_other_hands_and_the_comet_holder_from_every_seat() -> None:
+    table = seat_everyone("comet", 3)
+    play_and_watch(table, hands=2)
+    assert table.checks > 2 * 4 * 20
+
+
+def test_comet_between_two_people_hides_each_hand_from_the_other() -> None:
+    table = seat_everyone("comet", 2, options={"per_card": 2})
+    play_and_watch(table, hands=1)
+
+
+def test_commere_shows_a_seat_only_the_cards_passed_to_or_by_him() -> None:
+    table = seat_everyone("commere", 4)
+    play_and_watch(table, hands=2)
+
+
+def test_commere_with_optional_announcing_and_a_short_round_hides_the_talon() -> None:
+    table = seat_everyone("commere", 5, options={"compulsory_announce": False, "max_turns": 2})
+    play_and_watch(table, hands=2)
+
+
+def test_a_comet_holder_who_keeps_it_at_a_blocked_run_stays_unknown() -> None:
+    # Play Comet hands until a person keeps the Comet while others still play, so that the
+    # keep_comet event is seen in flight (the checks run after every step).
+    for attempt in range(6):
+        table = seat_everyone("comet", 3)
+        table.rng = random.Random(attempt)
+        kept = False
+        while table.hand.status != Hand.Status.OVER:
+            check_everything_as_everyone(table)
+            state = store.load(table.hand).state
+            if state.phase == comet.BLOCKED:
+                holder = comet_holder(state)
+                keep = {"type": "keep_comet"}
+                assert keep in table.views[holder]["legal_moves"]
+                assert all(keep not in v["legal_moves"] for s, v in table.views.items() if s != holder)
+                table.clients[holder].post(f"/api/hands/{table.hand.id}/moves", {
+                    "command_id": str(uuid.uuid4()), "seq": table.hand.last_seq, "move": keep},
+                    format="json")
+                kept = True
+                continue
+            play_one_step(table)
+        if kept:
+            check_the_end(table)
+            assert any(e["type"] == "keep_comet" for e in store.load(table.hand).events)
+            return
+        services.partie_close(partie=table.partie, at=timezone.now())
+    pytest.fail("no Comet hand came to a blocked run with the Comet in a hand")

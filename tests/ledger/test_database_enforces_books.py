@@ -1,0 +1,187 @@
+"""The database itself refuses what would break the books, whatever code or SQL asks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
+
+from ledger import services
+from ledger.models import Account, JournalEntry, Posting
+from tests.ledger.conftest import check_deferred_constraints
+
+pytestmark = pytest.mark.django_db
+
+
+def run(sql: str, params: list[object] | None = None) -> None:
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(sql, params)
+
+
+@pytest.fixture
+def entry(wallet_a: Account, fund: Callable[[Account, int], Account]) -> JournalEntry:
+    fund(wallet_a, 100)
+    return JournalEntry.objects.get()
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "UPDATE ledger_posting SET amount = amount * 2",
+        "UPDATE ledger_posting SET balance_after = 0",
+        "DELETE FROM ledger_posting",
+        "UPDATE ledger_journalentry SET memo = 'rewritten'",
+        "DELETE FROM ledger_journalentry",
+    ],
+)
+def test_raw_sql_that_updates_or_deletes_ledger_rows_is_refused(
+    entry: JournalEntry, sql: str
+) -> None:
+    with pytest.raises(IntegrityError, match="append-only"):
+        run(sql)
+    assert JournalEntry.objects.get().memo == entry.memo
+    assert sorted(Posting.objects.values_list("amount", flat=True)) == [-100, 100]
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "TRUNCATE ledger_posting",
+        "TRUNCATE ledger_journalentry CASCADE",
+        "TRUNCATE ledger_posting, ledger_journalentry, ledger_account",
+        "TRUNCATE ledger_account CASCADE",
+    ],
+)
+def test_truncating_ledger_rows_is_refused(entry: JournalEntry, sql: str) -> None:
+    check_deferred_constraints()  # PostgreSQL truncates no table with checks still pending
+    with pytest.raises(IntegrityError, match="TRUNCATE on .* refused"):
+        run(sql)
+    assert Posting.objects.count() == 2
+
+
+@pytest.mark.postgres
+def test_truncating_an_empty_ledger_is_allowed_so_that_a_fresh_database_can_be_flushed() -> None:
+    run("TRUNCATE ledger_posting, ledger_journalentry, ledger_account")
+
+
+def test_a_balance_cannot_be_edited_by_hand(entry: JournalEntry, wallet_a: Account) -> None:
+    with pytest.raises(IntegrityError, match="changes only by posting"):
+        run("UPDATE ledger_account SET balance = 1000000 WHERE id = %s", [wallet_a.pk])
+    with pytest.raises(IntegrityError, match="changes only by posting"), transaction.atomic():
+        Account.objects.filter(pk=wallet_a.pk).update(balance=0)
+    stale = Account.objects.get(pk=wallet_a.pk)
+    stale.balance = 5
+    with pytest.raises(IntegrityError, match="changes only by posting"), transaction.atomic():
+        stale.save()
+    assert Account.objects.get(pk=wallet_a.pk).balance == 100
+
+
+def test_an_account_keeps_its_kind_and_club_but_may_be_renamed(wallet_a: Account) -> None:
+    with pytest.raises(IntegrityError, match="never change"), transaction.atomic():
+        Account.objects.filter(pk=wallet_a.pk).update(kind="bank", owner=None)
+    with pytest.raises(IntegrityError, match="never change"), transaction.atomic():
+        Account.objects.filter(pk=wallet_a.pk).update(club_key="elsewhere")
+    Account.objects.filter(pk=wallet_a.pk).update(name="Alice's chips")
+    assert Account.objects.get(pk=wallet_a.pk).name == "Alice's chips"
+
+
+def test_an_unbalanced_entry_is_refused_when_it_is_written(
+    wallet_a: Account, bank: Account
+) -> None:
+    now = timezone.now()
+    with pytest.raises(IntegrityError, match="sum to zero"), transaction.atomic():
+        Posting.objects.create(entry_id=1, account=bank, amount=-100, balance_after=-100, at=now)
+        Posting.objects.create(entry_id=1, account=wallet_a, amount=90, balance_after=90, at=now)
+        JournalEntry.objects.create(
+            id=1, idempotency_key="k", club_key="club-a", at=now, source="t"
+        )
+    assert not JournalEntry.objects.exists()
+    assert Account.objects.get(pk=wallet_a.pk).balance == 0
+
+
+def test_an_entry_needs_two_postings(wallet_a: Account, bank: Account) -> None:
+    with pytest.raises(IntegrityError, match="two or more"), transaction.atomic():
+        JournalEntry.objects.create(
+            id=7, idempotency_key="k", club_key="club-a", at=timezone.now(), source="t"
+        )
+
+
+def test_no_posting_can_be_added_to_a_written_entry(
+    entry: JournalEntry, wallet_b: Account, bank: Account
+) -> None:
+    now = timezone.now()
+    with pytest.raises(IntegrityError, match="already written"), transaction.atomic():
+        Posting.objects.create(entry=entry, account=wallet_b, amount=5, balance_after=5, at=now)
+        Posting.objects.create(
+            entry=entry, account=bank, amount=-5, balance_after=bank.balance - 5, at=now
+        )
+
+
+@pytest.mark.postgres
+def test_an_unbalanced_entry_cannot_commit_even_past_the_insert_check(
+    wallet_a: Account, bank: Account
+) -> None:
+    """The deferred constraint trigger checks every posting's entry again at commit."""
+    now = timezone.now()
+    # Only inside the test's transaction, which its rollback restores.
+    run("ALTER TABLE ledger_journalentry DISABLE TRIGGER ledger_entry_seal")
+    Posting.objects.create(entry_id=9, account=bank, amount=-100, balance_after=-100, at=now)
+    Posting.objects.create(entry_id=9, account=wallet_a, amount=90, balance_after=90, at=now)
+    JournalEntry.objects.create(id=9, idempotency_key="k", club_key="club-a", at=now, source="t")
+    with pytest.raises(IntegrityError, match="cannot commit"):
+        check_deferred_constraints()
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_an_unbalanced_entry_is_rolled_back_at_commit(wallet_a: Account, bank: Account) -> None:
+    now = timezone.now()
+    with pytest.raises(IntegrityError, match="cannot commit"), transaction.atomic():
+        # Only inside this transaction: the rollback brings the seal trigger back.
+        run("ALTER TABLE ledger_journalentry DISABLE TRIGGER ledger_entry_seal")
+        Posting.objects.create(entry_id=3, account=bank, amount=-100, balance_after=-100, at=now)
+        Posting.objects.create(entry_id=3, account=wallet_a, amount=90, balance_after=90, at=now)
+        JournalEntry.objects.create(
+            id=3, idempotency_key="k", club_key="club-a", at=now, source="t"
+        )
+    assert not JournalEntry.objects.exists()
+    assert not Posting.objects.exists()
+    assert Account.objects.get(pk=wallet_a.pk).balance == 0
+
+
+def test_a_wallet_never_goes_below_zero_even_when_python_is_bypassed(
+    entry: JournalEntry, wallet_a: Account, wallet_b: Account
+) -> None:
+    now = timezone.now()
+    with pytest.raises(IntegrityError, match="ledger_account_balance_not_negative"):
+        with transaction.atomic():
+            Posting.objects.create(
+                entry_id=50, account=wallet_a, amount=-101, balance_after=-1, at=now
+            )
+    assert Account.objects.get(pk=wallet_a.pk).balance == 100
+
+
+def test_a_posting_must_state_the_balance_it_leaves(entry: JournalEntry, wallet_a: Account) -> None:
+    with pytest.raises(IntegrityError, match="balance_after"), transaction.atomic():
+        Posting.objects.create(
+            entry_id=50, account=wallet_a, amount=-10, balance_after=500, at=timezone.now()
+        )
+
+
+def test_postings_of_an_account_stay_in_time_order(entry: JournalEntry, wallet_a: Account) -> None:
+    before = entry.at - timezone.timedelta(seconds=1)
+    with pytest.raises(IntegrityError, match="earlier than"), transaction.atomic():
+        Posting.objects.create(
+            entry_id=50, account=wallet_a, amount=-10, balance_after=90, at=before
+        )
+
+
+def test_the_bank_alone_goes_below_zero(
+    bank: Account, wallet_a: Account, key: Callable[[], str]
+) -> None:
+    services.buy_in(wallet=wallet_a, amount=70, source="t", idempotency_key=key())
+    bank.refresh_from_db()
+    assert bank.balance == -70

@@ -1,0 +1,71 @@
+"""Demo data: a club, its members and a soirée that starts now with bots in the seats."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandParser
+from django.utils import timezone
+
+from tournaments.models import Club, Membership, Soiree
+from tournaments.services import checkin, club_create, membership_add, soiree_create
+
+
+class Command(BaseCommand):
+    help = ("Create the demo club (organiser 'olga', players, an auditor) and a soirée starting "
+            "now whose tables are filled with bots, so that an evening runs by itself.")
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--game", choices=["comet", "commere"], default="comet")
+        parser.add_argument("--minutes", type=float, default=10, help="Length of the evening")
+        parser.add_argument("--tables", type=int, default=3, help="Tables of bots to open")
+        parser.add_argument("--human", metavar="USERNAME",
+                            help="Also check in this person (password: USERNAME-pass)")
+        parser.add_argument("--move-timeout", type=float, default=5.0)
+        parser.add_argument("--pause", type=float, default=2.0)
+        parser.add_argument("--deals", type=int, default=8, help="Hands per partie")
+        parser.add_argument("--if-empty", action="store_true",
+                            help="Do nothing if a soirée already exists (for `make run`)")
+
+    def handle(self, *args: Any, **opts: Any) -> None:
+        if opts["if_empty"] and Soiree.objects.exists():
+            self.stdout.write("Demo data already present.")
+            return
+        users = get_user_model().objects
+        now = timezone.now()
+        olga, created = users.get_or_create(username="olga", defaults={"is_staff": True,
+                                                                        "is_superuser": True})
+        if created:
+            olga.set_password("olga-pass")
+            olga.save()
+        club = Club.objects.filter(slug="demo").first() or club_create(
+            name="Cercle de démonstration", slug="demo", organiser=olga)
+        auditor, _ = users.get_or_create(username="arbitre")
+        auditor.set_password("arbitre-pass")
+        auditor.save()
+        membership_add(club=club, user=auditor, role=Membership.Role.AUDITOR)
+        soiree = soiree_create(
+            club=club, name=f"Soirée de démonstration {now:%H:%M}", starts_at=now,
+            ends_at=now + timedelta(minutes=opts["minutes"]), game=opts["game"],
+            buy_in=50, move_timeout=timedelta(seconds=opts["move_timeout"]),
+            pause_between_hands=timedelta(seconds=opts["pause"]),
+            forced_move_delay=timedelta(seconds=0.5), comet_window=timedelta(seconds=1),
+            deals_per_partie=opts["deals"], bots_allowed=True, min_tables=opts["tables"],
+            created_by=olga,
+        )
+        names = [opts["human"]] if opts["human"] else []
+        for name in names:
+            user, made = users.get_or_create(username=name)
+            if made:
+                user.set_password(f"{name}-pass")
+                user.save()
+            membership_add(club=club, user=user, role=Membership.Role.PLAYER)
+            checkin(soiree=soiree, user=user, at=now)
+        self.stdout.write(
+            f"Soirée '{soiree.name}' ({soiree.game}) starts now and ends at "
+            f"{soiree.ends_at:%H:%M}: {opts['tables']} table(s) of bots"
+            f"{' and a seat for ' + names[0] if names else ''}.\n"
+            f"Watch it at http://127.0.0.1:8000/ (organiser: olga / olga-pass)."
+        )

@@ -1,0 +1,146 @@
+"""Clubs, their members, seasons and soirées, registrations and the tables of an evening.
+
+A soirée's tables each play one partie at a time (``games.Partie``); tournaments only sets the
+parties up and reads their results: games knows nothing of soirées.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class Club(models.Model):
+    name = models.CharField(max_length=100)
+    slug = models.SlugField(max_length=64, unique=True,
+                            help_text="Also the club's key in the chip ledger")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Membership(models.Model):
+    class Role(models.TextChoices):
+        ORGANISER = "organiser"
+        PLAYER = "player"
+        AUDITOR = "auditor"
+
+    club = models.ForeignKey(Club, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                             related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.PLAYER)
+    joined_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["club", "user__username", "role"]
+        constraints = [
+            models.UniqueConstraint(fields=["club", "user", "role"], name="membership_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} ({self.role}) at {self.club}"
+
+
+class Season(models.Model):
+    club = models.ForeignKey(Club, on_delete=models.CASCADE, related_name="seasons")
+    name = models.CharField(max_length=100)
+    starts_on = models.DateField()
+    ends_on = models.DateField()
+
+    class Meta:
+        ordering = ["-starts_on"]
+        constraints = [
+            models.CheckConstraint(condition=Q(ends_on__gte=models.F("starts_on")),
+                                   name="season_ends_after_start"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.club})"
+
+
+class Soiree(models.Model):
+    class Status(models.TextChoices):
+        SCHEDULED = "scheduled"
+        OPEN = "open"
+        CLOSED = "closed"
+
+    club = models.ForeignKey(Club, on_delete=models.PROTECT, related_name="soirees")
+    season = models.ForeignKey(Season, on_delete=models.SET_NULL, null=True, blank=True,
+                               related_name="soirees")
+    name = models.CharField(max_length=100)
+    starts_at = models.DateTimeField()
+    ends_at = models.DateTimeField()
+    game = models.CharField(max_length=16, choices=[("comet", "Comet"),
+                                                    ("commere", "Ma commère, accommodez-moi")])
+    options = models.JSONField(default=dict, blank=True,
+                               help_text="RULES.md options (ante, per_card, …)")
+    buy_in = models.PositiveIntegerField(default=50, help_text="Chips issued at check-in")
+    move_timeout = models.DurationField(default=timedelta(seconds=30))
+    forced_move_delay = models.DurationField(default=timedelta(seconds=1))
+    comet_window = models.DurationField(default=timedelta(seconds=2))
+    pause_between_hands = models.DurationField(default=timedelta(seconds=5))
+    deals_per_partie = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Hands per partie; empty: until a player is broke")
+    bots_allowed = models.BooleanField(default=True)
+    min_tables = models.PositiveSmallIntegerField(
+        default=1, help_text="With bots allowed, open at least this many tables (bots fill them)")
+    seating_seed = models.CharField(max_length=64, blank=True,
+                                    help_text="Drawn at opening; the seating can be re-drawn")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.SCHEDULED)
+    opened_at = models.DateTimeField(null=True, blank=True)
+    closed_at = models.DateTimeField(null=True, blank=True)
+    standings = models.JSONField(null=True, blank=True)
+    settlement = models.JSONField(null=True, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                   on_delete=models.SET_NULL, related_name="+")
+
+    class Meta:
+        ordering = ["-starts_at"]
+        constraints = [
+            models.CheckConstraint(condition=Q(ends_at__gt=models.F("starts_at")),
+                                   name="soiree_ends_after_start"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.club}, {self.starts_at:%Y-%m-%d})"
+
+
+class Registration(models.Model):
+    soiree = models.ForeignKey(Soiree, on_delete=models.CASCADE, related_name="registrations")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
+                             related_name="registrations")
+    registered_at = models.DateTimeField(auto_now_add=True)
+    checked_in_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["soiree", "registered_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["soiree", "user"], name="registration_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} at {self.soiree}"
+
+
+class SoireeTable(models.Model):
+    """A table of the evening; it plays one partie after another until the closing time."""
+
+    soiree = models.ForeignKey(Soiree, on_delete=models.CASCADE, related_name="tables")
+    number = models.PositiveSmallIntegerField()
+    round = models.PositiveSmallIntegerField(default=1)
+    partie = models.OneToOneField("games.Partie", on_delete=models.PROTECT,
+                                  related_name="soiree_table")
+
+    class Meta:
+        ordering = ["soiree", "number", "round"]
+        constraints = [
+            models.UniqueConstraint(fields=["soiree", "number", "round"],
+                                    name="soiree_table_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"table {self.number} (round {self.round}) of {self.soiree}"

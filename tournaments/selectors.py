@@ -1,0 +1,64 @@
+"""Reads: who may do what in a club, a soirée's tables, standings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import QuerySet
+
+from games.models import Hand, Partie
+
+from .models import Membership, Soiree, SoireeTable
+
+
+def has_role(user: AbstractBaseUser | AnonymousUser, club_id: Any, *roles: str) -> bool:
+    if not user.is_authenticated:
+        return False
+    return Membership.objects.filter(club_id=club_id, user_id=user.pk, role__in=roles).exists()
+
+
+def is_club_organiser(user: AbstractBaseUser, club_key: str) -> bool:
+    return Membership.objects.filter(club__slug=club_key, user_id=user.pk,
+                                     role=Membership.Role.ORGANISER).exists()
+
+
+def soiree_list(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Soiree]:
+    """The soirées of the clubs the user belongs to (staff see all)."""
+    qs = Soiree.objects.select_related("club").order_by("-starts_at")
+    if getattr(user, "is_staff", False):
+        return qs
+    return qs.filter(club__memberships__user_id=user.pk).distinct()
+
+
+def soiree_tables(*, soiree: Soiree) -> list[dict[str, Any]]:
+    """The live tables: each partie, its seats, its hand in progress (public facts only)."""
+    out = []
+    tables = SoireeTable.objects.filter(soiree=soiree).select_related("partie").order_by(
+        "number", "round")
+    for t in tables:
+        partie: Partie = t.partie
+        current = partie.hands.order_by("-number").first()
+        out.append({
+            "table": t.number,
+            "round": t.round,
+            "partie": str(partie.pk),
+            "status": partie.status,
+            "seats": [{"seat": s.number, "player": s.player.get_username(), "bot": s.bot or None}
+                      for s in partie.seats.select_related("player").order_by("number")],
+            "hands_played": partie.hands.filter(status=Hand.Status.OVER).count(),
+            "current_hand": None if current is None else {
+                "hand": str(current.pk), "number": current.number, "status": current.status,
+                "seq": current.last_seq, "deadline": current.deadline,
+            },
+        })
+    return out
+
+
+def table_of(*, soiree: Soiree, user: AbstractBaseUser) -> dict[str, Any] | None:
+    for table in soiree_tables(soiree=soiree):
+        if table["status"] == Partie.Status.PLAYING or table is not None:
+            for seat in table["seats"]:
+                if seat["player"] == user.get_username():
+                    return table
+    return None

@@ -1,0 +1,301 @@
+"""Running a club evening: register, check in, open (seat and deal), keep tables going, close.
+
+The soirée clock (tournaments/tasks.py) calls ``soiree_open`` at the start time and
+``soiree_tick`` every few seconds; parties deal their own hands (games/tasks.py) and stop at the
+soirée's end time (``deal_until``), the hands in progress finishing.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from games.engine.deal import new_seed
+from games.engine.registry import get_game
+from games.errors import GameError
+from games.models import HandEvent, Partie
+from games.services import partie_start
+from games.services.parties import hand_deal
+from ledger import selectors as ledger_selectors
+from ledger import services as ledger
+
+from .errors import NotMember, SoireeError, SoireeState
+from .models import Club, Membership, Registration, Soiree, SoireeTable
+from .seating import SeatingError, draw
+
+BOT_KIND = "heuristic"
+
+
+def club_create(*, name: str, slug: str, organiser: AbstractBaseUser) -> Club:
+    with transaction.atomic():
+        club = Club.objects.create(name=name, slug=slug)
+        Membership.objects.create(club=club, user=organiser, role=Membership.Role.ORGANISER)
+        return club
+
+
+def membership_add(*, club: Club, user: AbstractBaseUser, role: str) -> Membership:
+    if role not in Membership.Role.values:
+        raise SoireeError(f"unknown role {role!r}: one of {', '.join(Membership.Role.values)}")
+    membership, _ = Membership.objects.get_or_create(club=club, user=user, role=role)
+    return membership
+
+
+def soiree_create(
+    *, club: Club, name: str, starts_at: datetime, ends_at: datetime, game: str,
+    options: dict[str, Any] | None = None, buy_in: int = 50,
+    move_timeout: timedelta = timedelta(seconds=30),
+    pause_between_hands: timedelta = timedelta(seconds=5),
+    forced_move_delay: timedelta = timedelta(seconds=1),
+    comet_window: timedelta = timedelta(seconds=2),
+    deals_per_partie: int | None = None, bots_allowed: bool = True, min_tables: int = 1,
+    season: Any = None, created_by: AbstractBaseUser | None = None,
+) -> Soiree:
+    if ends_at <= starts_at:
+        raise SoireeError("a soirée must end after it starts")
+    try:
+        engine = get_game(game)
+        engine.normalise_options(options or {})
+    except ValueError as exc:
+        raise SoireeError(str(exc)) from None
+    for key in ("deals", "rounds", "until_broke"):
+        if key in (options or {}):
+            raise SoireeError(f"set the end condition with deals_per_partie, not options.{key}")
+    if move_timeout <= timedelta(0):
+        raise SoireeError("move_timeout must be positive")
+    return Soiree.objects.create(
+        club=club, name=name, starts_at=starts_at, ends_at=ends_at, game=game,
+        options=options or {}, buy_in=buy_in, move_timeout=move_timeout,
+        pause_between_hands=pause_between_hands, forced_move_delay=forced_move_delay,
+        comet_window=comet_window, deals_per_partie=deals_per_partie,
+        bots_allowed=bots_allowed, min_tables=min_tables, season=season, created_by=created_by,
+    )
+
+
+def registration_add(*, soiree: Soiree, user: AbstractBaseUser) -> Registration:
+    if not Membership.objects.filter(club=soiree.club, user=user).exists():
+        raise NotMember(f"{user.get_username()} is not a member of {soiree.club}")
+    if soiree.status == Soiree.Status.CLOSED:
+        raise SoireeState("this soirée is closed")
+    registration, _ = Registration.objects.get_or_create(soiree=soiree, user=user)
+    return registration
+
+
+def checkin(*, soiree: Soiree, user: AbstractBaseUser, at: datetime) -> Registration:
+    """Check a player in and issue his buy-in; after the opening he joins the next partie."""
+    with transaction.atomic():
+        registration = registration_add(soiree=soiree, user=user)
+        registration = Registration.objects.select_for_update().get(pk=registration.pk)
+        if registration.checked_in_at is None:
+            registration.checked_in_at = at
+            registration.save(update_fields=["checked_in_at"])
+            if soiree.buy_in:
+                wallet = ledger.wallet_get_or_create(club_key=soiree.club.slug, owner=user)
+                ledger.buy_in(wallet=wallet, amount=soiree.buy_in,
+                              source=f"soiree:{soiree.pk}/buy-in",
+                              idempotency_key=f"soiree:{soiree.pk}:buy-in:{user.pk}",
+                              memo=f"Buy-in at {soiree.name}")
+        return registration
+
+
+def _partie_options(soiree: Soiree) -> dict[str, Any]:
+    options = dict(soiree.options)
+    key = "deals" if soiree.game == "comet" else "rounds"
+    if soiree.deals_per_partie:
+        options[key] = soiree.deals_per_partie
+    else:
+        options["until_broke"] = True
+    return options
+
+
+def _start_table(soiree: Soiree, number: int, round_: int, players: list[Any], bots: int,
+                 at: datetime) -> SoireeTable:
+    partie = partie_start(
+        game=soiree.game, players=players, bots=[BOT_KIND] * bots,
+        options=_partie_options(soiree), club_key=soiree.club.slug,
+        table_label=f"{soiree.name} · table {number}", buy_in=soiree.buy_in,
+        buy_in_people=False, move_timeout=soiree.move_timeout,
+        forced_move_delay=soiree.forced_move_delay, comet_window=soiree.comet_window,
+        pause_between_hands=soiree.pause_between_hands, deal_until=soiree.ends_at,
+        created_by=soiree.created_by, deal_first_hand=False, at=at,
+    )
+    table = SoireeTable.objects.create(soiree=soiree, number=number, round=round_,
+                                       partie=partie)
+    hand_deal(partie=partie, at=at)
+    return table
+
+
+def soiree_open(*, soiree: Soiree, at: datetime) -> list[SoireeTable]:
+    """Draw the seating from a new seed recorded with the soirée, and start every table."""
+    with transaction.atomic():
+        soiree = Soiree.objects.select_for_update().get(pk=soiree.pk)
+        if soiree.status != Soiree.Status.SCHEDULED:
+            raise SoireeState(f"this soirée is already {soiree.status}")
+        players = [r.user for r in soiree.registrations.filter(checked_in_at__isnull=False)
+                   .select_related("user").order_by("checked_in_at", "pk")]
+        soiree.seating_seed = new_seed()
+        try:
+            plans = draw(soiree.game, players, seed=soiree.seating_seed,
+                         bots_allowed=soiree.bots_allowed, min_tables=soiree.min_tables)
+        except SeatingError as exc:
+            raise SoireeError(str(exc)) from None
+        soiree.status = Soiree.Status.OPEN
+        soiree.opened_at = at
+        soiree.save(update_fields=["seating_seed", "status", "opened_at"])
+        return [_start_table(soiree, i + 1, 1, list(plan.players), plan.bots, at)
+                for i, plan in enumerate(plans)]
+
+
+def _latest_tables(soiree: Soiree) -> dict[int, SoireeTable]:
+    latest: dict[int, SoireeTable] = {}
+    for t in SoireeTable.objects.filter(soiree=soiree).select_related("partie").order_by(
+            "number", "round"):
+        latest[t.number] = t
+    return latest
+
+
+def soiree_tick(*, soiree: Soiree, at: datetime) -> None:
+    """Keep the evening going: a table whose partie is over starts the next one (late arrivals
+    join it) while time remains; when every table is done, close the soirée."""
+    with transaction.atomic():
+        soiree = Soiree.objects.select_for_update().get(pk=soiree.pk)
+        if soiree.status != Soiree.Status.OPEN:
+            return
+        latest = _latest_tables(soiree)
+        seated = {s.player_id for t in latest.values() if t.partie.status == Partie.Status.PLAYING
+                  for s in t.partie.seats.all()}
+        waiting = [r.user for r in soiree.registrations.filter(checked_in_at__isnull=False)
+                   .select_related("user").order_by("checked_in_at", "pk")
+                   if r.user_id not in seated]
+        lo, hi = get_game(soiree.game).MIN_SEATS, get_game(soiree.game).MAX_SEATS
+        ante = int(_partie_options(soiree).get("ante", 1))
+        time_left = at < soiree.ends_at
+        for number, table in sorted(latest.items()):
+            if table.partie.status != Partie.Status.OVER or not time_left:
+                continue
+            people = [s.player for s in table.partie.seats.select_related("player") if not s.bot]
+            people += [u for u in waiting if u not in people]
+            # A broke player sits out: he would end the next partie before its first hand.
+            people = [u for u in people if _wallet(soiree, u) >= ante][:hi]
+            waiting = [u for u in waiting if u not in people]
+            bots = max(_best_low(soiree) - len(people), 0) if soiree.bots_allowed else 0
+            bot_table = not any(not s.bot for s in table.partie.seats.all())
+            if len(people) + bots < lo or not (people or bot_table):
+                continue  # this table is done for the evening
+            if bot_table:
+                bots = max(bots, _best_low(soiree))  # a demo table of bots plays on
+            _start_table(soiree, number, table.round + 1, people, bots, at)
+        latest = _latest_tables(soiree)
+        if all(t.partie.status == Partie.Status.OVER for t in latest.values()):
+            soiree_finish(soiree=soiree, at=at)
+
+
+def _best_low(soiree: Soiree) -> int:
+    from .seating import SIZES
+
+    return SIZES[soiree.game][2]
+
+
+def _wallet(soiree: Soiree, user: Any) -> int:
+    return ledger.wallet_get_or_create(club_key=soiree.club.slug, owner=user).balance
+
+
+def soiree_close_now(*, soiree: Soiree, at: datetime) -> None:
+    """The organiser ends the evening now: no new hand is dealt, hands in progress finish."""
+    with transaction.atomic():
+        soiree = Soiree.objects.select_for_update().get(pk=soiree.pk)
+        if soiree.status == Soiree.Status.CLOSED:
+            raise SoireeState("this soirée is already closed")
+        if soiree.status == Soiree.Status.SCHEDULED:
+            soiree.status = Soiree.Status.CLOSED
+            soiree.closed_at = at
+            soiree.standings = {"players": []}
+            soiree.save(update_fields=["status", "closed_at", "standings"])
+            return
+        soiree.ends_at = max(min(soiree.ends_at, at), soiree.starts_at + timedelta(microseconds=1))
+        soiree.save(update_fields=["ends_at"])
+        Partie.objects.filter(soiree_table__soiree=soiree).update(deal_until=soiree.ends_at)
+        for table in _latest_tables(soiree).values():
+            partie = table.partie
+            last = partie.hands.order_by("-number").first()
+            if partie.status == Partie.Status.PLAYING and (last is None or last.status == "over"):
+                try:
+                    hand_deal(partie=partie, at=at)  # past deal_until: closes the partie
+                except GameError:
+                    pass
+    soiree_tick(soiree=soiree, at=at)
+
+
+def soiree_finish(*, soiree: Soiree, at: datetime) -> None:
+    """Every table is done: compute the standings and the settlement, close the soirée."""
+    soiree.standings = standings_compute(soiree=soiree, at=at)
+    settle = ledger_selectors.settlement(club_key=soiree.club.slug,
+                                         since=soiree.opened_at or soiree.starts_at,
+                                         until=at + timedelta(seconds=1))
+    soiree.settlement = {
+        "nets": [{"account": n.account.name, "player": _owner(n.account), "net": n.net}
+                 for n in settle.nets],
+        "transfers": [{"from": _owner(t.payer) or t.payer.name,
+                       "to": _owner(t.payee) or t.payee.name, "amount": t.amount}
+                      for t in settle.transfers],
+    }
+    soiree.status = Soiree.Status.CLOSED
+    soiree.closed_at = at
+    soiree.save(update_fields=["standings", "settlement", "status", "closed_at"])
+
+
+def _owner(account: Any) -> str | None:
+    return account.owner.get_username() if account.owner_id else None
+
+
+def standings_compute(*, soiree: Soiree, at: datetime) -> dict[str, Any]:
+    """Per player: net chips (from the hands' results and pot shares), hands won, Comets
+    played, tricons won; ordered by net, then hands won."""
+    rows: dict[str, dict[str, Any]] = defaultdict(
+        lambda: {"net": 0, "hands_won": 0, "comets": 0, "tricons": 0, "hands": 0})
+    parties = Partie.objects.filter(soiree_table__soiree=soiree).prefetch_related(
+        "seats__player")
+    for partie in parties:
+        names = {s.number: s.player.get_username() for s in partie.seats.all()}
+        events = HandEvent.objects.filter(hand__partie=partie,
+                                          type__in=["hand_over", "comet"]).values_list(
+            "type", "payload")
+        for kind, payload in events:
+            if kind == "comet":
+                rows[names[payload["seat"]]]["comets"] += 1
+                continue
+            result = payload["result"]
+            for seat, net in result["net"].items():
+                rows[names[int(seat)]]["net"] += net
+                rows[names[int(seat)]]["hands"] += 1
+            if result.get("winner") is not None:
+                winner = rows[names[result["winner"]]]
+                winner["hands_won"] += 1
+                if result.get("combination") == "tricon":
+                    winner["tricons"] += 1
+        shared = ledger_selectors.settlement(
+            club_key=soiree.club.slug, since=soiree.opened_at or soiree.starts_at,
+            until=at + timedelta(seconds=1), source_prefix=f"partie:{partie.pk}/pot-shared")
+        for n in shared.nets:
+            if n.account.owner_id:
+                rows[n.account.owner.get_username()]["net"] += n.net
+    table = [{"player": name, **row} for name, row in rows.items()]
+    table.sort(key=lambda r: (-r["net"], -r["hands_won"], r["player"]))
+    return {"players": table, "computed_at": at.isoformat()}
+
+
+def season_standings(*, season: Any) -> list[dict[str, Any]]:
+    totals: dict[str, dict[str, int]] = defaultdict(
+        lambda: {"net": 0, "hands_won": 0, "comets": 0, "tricons": 0, "soirees": 0})
+    for soiree in season.soirees.filter(status=Soiree.Status.CLOSED):
+        for row in (soiree.standings or {}).get("players", []):
+            t = totals[row["player"]]
+            for key in ("net", "hands_won", "comets", "tricons"):
+                t[key] += row[key]
+            t["soirees"] += 1
+    out = [{"player": name, **row} for name, row in totals.items()]
+    out.sort(key=lambda r: (-r["net"], -r["hands_won"], r["player"]))
+    return out
