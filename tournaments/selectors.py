@@ -56,9 +56,9 @@ def soiree_tables(*, soiree: Soiree) -> list[dict[str, Any]]:
 
 
 def table_of(*, soiree: Soiree, user: AbstractBaseUser) -> dict[str, Any] | None:
+    """The latest table of the evening where ``user`` sits, if any."""
+    found = None
     for table in soiree_tables(soiree=soiree):
-        if table["status"] == Partie.Status.PLAYING or table is not None:
-            for seat in table["seats"]:
-                if seat["player"] == user.get_username():
-                    return table
-    return None
+        if any(seat["player"] == user.get_username() for seat in table["seats"]):
+            found = table
+    return found

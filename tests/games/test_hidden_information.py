@@ -127,7 +127,11 @@ class Table:
 
 def seat_everyone(game: str, n: int, **kwargs: Any) -> Table:
     people = [UserFactory() for _ in range(n)]
-    partie = PartieFactory(game=game, players=people, move_timeout=timedelta(0), **kwargs)
+    # Tiny delays: every forced move waits for its deadline, so that the test sees the table
+    # between any two moves, and fires it a moment later.
+    partie = PartieFactory(game=game, players=people, move_timeout=timedelta(milliseconds=1),
+                           forced_move_delay=timedelta(milliseconds=1),
+                           comet_window=timedelta(milliseconds=1), **kwargs)
     clients: dict[int | None, APIClient] = {}
     for seat, user in enumerate(people):
         clients[seat] = APIClient()
@@ -217,9 +221,8 @@ def check_own_cards_are_shown(table: Table) -> None:
 def play_one_step(table: Table) -> None:
     """One decision: a seat's move through the API, or the deadline's move."""
     hand = table.hand
-    state = store.load(hand).state
-    game = store.load(hand).game
-    awaited = game.to_act(state)
+    loaded = store.load(hand)
+    awaited = loaded.game.to_act(loaded.state)
     optional = [(seat, [m for m in v["legal_moves"] if m["type"] == "comet"])
                 for seat, v in table.views.items() if seat is not None and seat not in awaited]
     optional = [(seat, moves) for seat, moves in optional if moves]
@@ -228,7 +231,8 @@ def play_one_step(table: Table) -> None:
         seat, moves = optional[0]
         move = moves[0]
     elif hand.deadline_kind == "forced" or rng.random() < 0.15:
-        fired = services.deadline_fire(hand_id=hand.id, seq=hand.last_seq, at=timezone.now())
+        at = max(timezone.now(), hand.deadline)
+        fired = services.deadline_fire(hand_id=hand.id, seq=hand.last_seq, at=at)
         assert fired
         return
     else:

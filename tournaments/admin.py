@@ -1,0 +1,150 @@
+"""Clubs, memberships, seasons and soirées in the admin site; soirées open and close from here."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.contrib import admin, messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils import timezone
+from django.utils.html import format_html, format_html_join
+
+from games.errors import GameError
+
+from . import selectors, services
+from .models import Club, Membership, Registration, Season, Soiree, SoireeTable
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 1
+    autocomplete_fields = ["user"]
+
+
+@admin.register(Club)
+class ClubAdmin(admin.ModelAdmin):
+    list_display = ["name", "slug", "created_at"]
+    search_fields = ["name", "slug"]
+    prepopulated_fields = {"slug": ["name"]}
+    inlines = [MembershipInline]
+
+
+@admin.register(Membership)
+class MembershipAdmin(admin.ModelAdmin):
+    list_display = ["user", "club", "role", "joined_at"]
+    list_filter = ["club", "role"]
+    search_fields = ["user__username", "club__name"]
+    autocomplete_fields = ["user"]
+
+
+@admin.register(Season)
+class SeasonAdmin(admin.ModelAdmin):
+    list_display = ["name", "club", "starts_on", "ends_on"]
+    list_filter = ["club"]
+    readonly_fields = ["standings_table"]
+
+    @admin.display(description="Season standings")
+    def standings_table(self, obj: Season) -> str:
+        rows = services.season_standings(season=obj) if obj.pk else []
+        return _standings_html(rows)
+
+
+class RegistrationInline(admin.TabularInline):
+    model = Registration
+    extra = 0
+    fields = ["user", "registered_at", "checked_in_at"]
+    readonly_fields = ["registered_at", "checked_in_at"]
+    autocomplete_fields = ["user"]
+
+
+class TableInline(admin.TabularInline):
+    model = SoireeTable
+    extra = 0
+    fields = ["number", "round", "partie"]
+    readonly_fields = fields
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+def _standings_html(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return "—"
+    body = format_html_join(
+        "", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+        ((r["player"], r["net"], r["hands_won"], r["comets"], r["tricons"]) for r in rows))
+    return format_html("<table><tr><th>player</th><th>net</th><th>hands won</th>"
+                       "<th>Comets</th><th>tricons</th></tr>{}</table>", body)
+
+
+@admin.register(Soiree)
+class SoireeAdmin(admin.ModelAdmin):
+    list_display = ["name", "club", "game", "starts_at", "ends_at", "status"]
+    list_filter = ["club", "game", "status"]
+    search_fields = ["name"]
+    inlines = [RegistrationInline, TableInline]
+    readonly_fields = ["status", "seating_seed", "opened_at", "closed_at", "live_tables",
+                       "standings_table", "settlement_json"]
+    exclude = ["standings", "settlement"]
+    actions = ["open_now", "close_now"]
+
+    @admin.action(description="Open now (seat the checked-in players and deal)")
+    def open_now(self, request: HttpRequest, queryset: QuerySet[Soiree]) -> None:
+        for soiree in queryset:
+            try:
+                tables = services.soiree_open(soiree=soiree, at=timezone.now())
+                self.message_user(request, f"{soiree}: {len(tables)} table(s) opened")
+            except GameError as exc:
+                self.message_user(request, f"{soiree}: {exc}", level=messages.ERROR)
+
+    @admin.action(description="Close now (no new hand; hands in progress finish)")
+    def close_now(self, request: HttpRequest, queryset: QuerySet[Soiree]) -> None:
+        for soiree in queryset:
+            try:
+                services.soiree_close_now(soiree=soiree, at=timezone.now())
+                self.message_user(request, f"{soiree}: closing")
+            except GameError as exc:
+                self.message_user(request, f"{soiree}: {exc}", level=messages.ERROR)
+
+    @admin.display(description="Tables")
+    def live_tables(self, obj: Soiree) -> str:
+        if not obj.pk:
+            return "—"
+        tables = selectors.soiree_tables(soiree=obj)
+        return format_html_join(
+            "", "<p>Table {} (round {}, {}): {} · {} hand(s) played</p>",
+            ((t["table"], t["round"], t["status"],
+              ", ".join(s["player"] for s in t["seats"]), t["hands_played"]) for t in tables))
+
+    @admin.display(description="Standings")
+    def standings_table(self, obj: Soiree) -> str:
+        return _standings_html((obj.standings or {}).get("players", []))
+
+    @admin.display(description="Settlement")
+    def settlement_json(self, obj: Soiree) -> str:
+        return format_html("<pre>{}</pre>", json.dumps(obj.settlement, indent=1)) \
+            if obj.settlement else "—"
+
+
+User = get_user_model()
+
+
+class PlayerMembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 0
+    fk_name = "user"
+
+
+admin.site.unregister(User)
+
+
+@admin.register(User)
+class PlayerAdmin(UserAdmin):
+    """Players are users; their club memberships are edited with them."""
+
+    inlines = [*UserAdmin.inlines, PlayerMembershipInline]

@@ -1,0 +1,189 @@
+"""The soirée API: organisers create and run soirées and check players in; players register
+and see their table; members see the live tables and standings."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.shortcuts import get_object_or_404
+from django.utils import timezone
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from tournaments import selectors, services
+from tournaments.errors import NotMember, NotOrganiser
+from tournaments.models import Club, Membership, Season, Soiree
+
+
+class SoireeSerializer(serializers.ModelSerializer):
+    club = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+
+    class Meta:
+        model = Soiree
+        fields = ["id", "club", "name", "starts_at", "ends_at", "game", "options", "buy_in",
+                  "move_timeout", "pause_between_hands", "deals_per_partie", "bots_allowed",
+                  "min_tables", "seating_seed", "status", "opened_at", "closed_at",
+                  "standings", "settlement"]
+
+
+class SoireeCreateSerializer(serializers.Serializer):
+    club = serializers.SlugField()
+    name = serializers.CharField(max_length=100)
+    starts_at = serializers.DateTimeField()
+    ends_at = serializers.DateTimeField()
+    game = serializers.ChoiceField(choices=["comet", "commere"])
+    options = serializers.DictField(required=False, default=dict)
+    buy_in = serializers.IntegerField(min_value=0, max_value=1_000_000, default=50)
+    move_timeout = serializers.FloatField(min_value=0.5, max_value=3600, default=30)
+    pause_between_hands = serializers.FloatField(min_value=0, max_value=3600, default=5)
+    forced_move_delay = serializers.FloatField(min_value=0, max_value=60, default=1)
+    comet_window = serializers.FloatField(min_value=0, max_value=60, default=2)
+    deals_per_partie = serializers.IntegerField(min_value=1, max_value=1000, required=False,
+                                                allow_null=True, default=None)
+    bots_allowed = serializers.BooleanField(default=True)
+    min_tables = serializers.IntegerField(min_value=1, max_value=50, default=1)
+    season = serializers.IntegerField(required=False, allow_null=True, default=None)
+
+
+class CheckinSerializer(serializers.Serializer):
+    player = serializers.CharField(max_length=150)
+
+
+def _organiser(request: Request, club: Club) -> None:
+    if not (request.user.is_staff
+            or selectors.has_role(request.user, club.pk, Membership.Role.ORGANISER)):
+        raise NotOrganiser(f"only an organiser of {club.name} may do this")
+
+
+def _member(request: Request, soiree: Soiree) -> None:
+    if not (request.user.is_staff or selectors.has_role(request.user, soiree.club_id,
+                                                        *Membership.Role.values)):
+        raise NotMember(f"only members of {soiree.club.name} may see this soirée")
+
+
+def _soiree(soiree_id: int) -> Soiree:
+    return get_object_or_404(Soiree.objects.select_related("club"), pk=soiree_id)
+
+
+class SoireeListView(APIView):
+    @extend_schema(responses=SoireeSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        soirees = selectors.soiree_list(user=request.user)[:100]
+        return Response(SoireeSerializer(soirees, many=True).data)
+
+    @extend_schema(request=SoireeCreateSerializer, responses={201: SoireeSerializer})
+    def post(self, request: Request) -> Response:
+        data = SoireeCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v: dict[str, Any] = dict(data.validated_data)
+        club = get_object_or_404(Club, slug=v.pop("club"))
+        _organiser(request, club)
+        season = v.pop("season")
+        season_obj = get_object_or_404(Season, pk=season, club=club) if season else None
+        for key in ("move_timeout", "pause_between_hands", "forced_move_delay", "comet_window"):
+            v[key] = timedelta(seconds=v[key])
+        soiree = services.soiree_create(club=club, season=season_obj, created_by=request.user,
+                                        **v)
+        return Response(SoireeSerializer(soiree).data, status=status.HTTP_201_CREATED)
+
+
+class SoireeDetailView(APIView):
+    @extend_schema(responses=SoireeSerializer)
+    def get(self, request: Request, soiree_id: int) -> Response:
+        soiree = _soiree(soiree_id)
+        _member(request, soiree)
+        return Response(SoireeSerializer(soiree).data)
+
+
+class SoireeRegisterView(APIView):
+    """A player registers himself for a soirée of his club."""
+
+    @extend_schema(request=None, responses={201: dict})
+    def post(self, request: Request, soiree_id: int) -> Response:
+        soiree = _soiree(soiree_id)
+        services.registration_add(soiree=soiree, user=request.user)
+        return Response({"soiree": soiree.pk, "player": request.user.get_username(),
+                         "registered": True}, status=status.HTTP_201_CREATED)
+
+
+class SoireeCheckinView(APIView):
+    """An organiser checks a player in (his buy-in is issued)."""
+
+    @extend_schema(request=CheckinSerializer, responses={201: dict})
+    def post(self, request: Request, soiree_id: int) -> Response:
+        soiree = _soiree(soiree_id)
+        _organiser(request, soiree.club)
+        data = CheckinSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        user = get_user_model().objects.filter(username=data.validated_data["player"]).first()
+        if user is None:
+            raise serializers.ValidationError({"player": "no such player"})
+        registration = services.checkin(soiree=soiree, user=user, at=timezone.now())
+        return Response({"soiree": soiree.pk, "player": user.get_username(),
+                         "checked_in_at": registration.checked_in_at},
+                        status=status.HTTP_201_CREATED)
+
+
+class SoireeOpenView(APIView):
+    @extend_schema(request=None, responses=dict)
+    def post(self, request: Request, soiree_id: int) -> Response:
+        soiree = _soiree(soiree_id)
+        _organiser(request, soiree.club)
+        tables = services.soiree_open(soiree=soiree, at=timezone.now())
+        return Response({"soiree": soiree.pk, "tables": len(tables)})
+
+
+class SoireeCloseView(APIView):
+    @extend_schema(request=None, responses=dict)
+    def post(self, request: Request, soiree_id: int) -> Response:
+        soiree = _soiree(soiree_id)
+        _organiser(request, soiree.club)
+        services.soiree_close_now(soiree=soiree, at=timezone.now())
+        soiree.refresh_from_db()
+        return Response({"soiree": soiree.pk, "status": soiree.status})
+
+
+class SoireeTablesView(APIView):
+    @extend_schema(responses=dict)
+    def get(self, request: Request, soiree_id: int) -> Response:
+        soiree = _soiree(soiree_id)
+        _member(request, soiree)
+        return Response({"soiree": soiree.pk, "status": soiree.status,
+                         "tables": selectors.soiree_tables(soiree=soiree)})
+
+
+class MyTableView(APIView):
+    @extend_schema(responses=dict)
+    def get(self, request: Request, soiree_id: int) -> Response:
+        soiree = _soiree(soiree_id)
+        _member(request, soiree)
+        return Response({"soiree": soiree.pk,
+                         "table": selectors.table_of(soiree=soiree, user=request.user)})
+
+
+class SoireeStandingsView(APIView):
+    @extend_schema(responses=dict)
+    def get(self, request: Request, soiree_id: int) -> Response:
+        soiree = _soiree(soiree_id)
+        _member(request, soiree)
+        standings = soiree.standings
+        if standings is None and soiree.status != Soiree.Status.SCHEDULED:
+            standings = services.standings_compute(soiree=soiree, at=timezone.now())
+        return Response({"soiree": soiree.pk, "status": soiree.status,
+                         "standings": standings, "settlement": soiree.settlement})
+
+
+class SeasonStandingsView(APIView):
+    @extend_schema(responses=dict)
+    def get(self, request: Request, season_id: int) -> Response:
+        season = get_object_or_404(Season, pk=season_id)
+        if not (request.user.is_staff or selectors.has_role(request.user, season.club_id,
+                                                            *Membership.Role.values)):
+            raise NotMember("only members of this club may see its season")
+        return Response({"season": season.pk, "name": season.name,
+                         "standings": services.season_standings(season=season)})
