@@ -15,7 +15,8 @@ $(STAMP): pyproject.toml
 
 run: $(STAMP)
 	$(BIN)/python manage.py migrate --noinput
-	$(BIN)/python manage.py runserver 127.0.0.1:8000
+	$(BIN)/python manage.py demo_soiree --if-empty
+	$(BIN)/python manage.py serve 127.0.0.1:8000
 
 test: $(STAMP)
 	bash scripts/test.sh

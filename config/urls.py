@@ -10,6 +10,7 @@ urlpatterns = [
     path("api/ledger/", include("ledger.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger"),
+    path("", include("frontend.urls")),
 ]
 
 if getattr(settings, "ACADEMIE_BENCH_TRIVIAL", False):  # bench/api_bench.py only

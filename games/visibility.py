@@ -40,5 +40,9 @@ def redact_events(
         if event["type"] in PRIVATE_CARD_TYPES:
             if viewer is None or viewer not in _partner(event, n_seats, offers):
                 shown["card"] = None
+        if event["type"] == "keep_comet" and viewer != event["seat"]:
+            # Comet: keeping it at a blocked run would say who holds it; the view hides him
+            # too (only the holder sees his seat in to_act then).
+            shown["seat"] = None
         out.append(shown)
     return out

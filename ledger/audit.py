@@ -74,7 +74,7 @@ def _trial_balance() -> Finding:
     ok = total == 0 and not clubs
     detail = f"{accounts} account(s) sum to {total}"
     if clubs:
-        detail += "; clubs off: " + ", ".join(f"{club} {amount:+d}" for club, amount in clubs)
+        detail += "; clubs off: " + ", ".join(f"{club} {int(amount):+d}" for club, amount in clubs)
     return Finding("trial balance is zero", ok, detail)
 
 
@@ -98,7 +98,7 @@ def _entries_balance() -> Finding:
     detail = f"{entries} entr(y/ies) checked"
     if bad:
         detail += "; unbalanced: " + ", ".join(
-            f"#{i} ({n} lines, sum {s:+d})" for i, n, s in bad[:10]
+            f"#{i} ({n} lines, sum {int(s):+d})" for i, n, s in bad[:10]
         )
     if orphans:
         detail += f"; {orphans} posting(s) without an entry"

@@ -117,3 +117,6 @@ ACADEMIE_TIMERS = env.str("ACADEMIE_TIMERS", default="celery" if REDIS_URL else 
 ACADEMIE_BENCH_TRIVIAL = env.bool("ACADEMIE_BENCH_TRIVIAL", default=False)
 if ACADEMIE_BENCH_TRIVIAL:
     INSTALLED_APPS.append("bench.trivial")
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "lobby"
+LOGOUT_REDIRECT_URL = "login"

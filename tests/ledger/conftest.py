@@ -102,6 +102,9 @@ def triggers_off(*tables: str) -> Iterator[None]:
     """
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
+            # A table with deferred checks pending cannot be altered: run them first.
+            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+            cursor.execute("SET CONSTRAINTS ALL DEFERRED")
             for table in tables:
                 cursor.execute(f"ALTER TABLE {table} DISABLE TRIGGER USER")
             yield
