@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,7 @@ def make_users(prefix: str, count: int) -> list[Any]:
     from django.contrib.auth.hashers import make_password
 
     User = get_user_model()
+    prefix = f"{prefix}{uuid.uuid4().hex[:6]}"  # a fresh set of people on every call
     hashed = make_password(BENCH_PASSWORD)
     users = [User(username=f"{prefix}-{i:04d}", password=hashed) for i in range(count)]
     User.objects.bulk_create(users)

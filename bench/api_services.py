@@ -222,23 +222,35 @@ def profile_services(tables: list[dict[str, Any]], seconds: float, path: str,
             "stats_file": path, "text_file": path + ".txt"}
 
 
+_ES_CLASSES: tuple[Any, Any] | None = None
+
+
+def _es_classes() -> tuple[Any, Any]:
+    """The aggregate and application classes, defined once (eventsourcing registers topics)."""
+    global _ES_CLASSES
+    if _ES_CLASSES is None:
+        from eventsourcing.application import Application
+        from eventsourcing.domain import Aggregate, event
+
+        class TableHand(Aggregate):
+            def __init__(self, table: int) -> None:
+                self.table = table
+                self.moves = 0
+
+            @event("Moved")
+            def move(self, seat: int, move: dict[str, Any], command_id: str) -> None:
+                self.moves += 1
+
+        class Tables(Application):
+            pass
+
+        _ES_CLASSES = (TableHand, Tables)
+    return _ES_CLASSES
+
+
 def eventsourcing_bench(db: dict[str, str], tables: int, duration: float, warmup: float,
                         stream: int, get_first: bool, seed: int) -> dict[str, Any]:
-    from eventsourcing.application import Application
-    from eventsourcing.domain import Aggregate, event
-
-    class TableHand(Aggregate):
-        def __init__(self, table: int) -> None:
-            self.table = table
-            self.moves = 0
-
-        @event("Moved")
-        def move(self, seat: int, move: dict[str, Any], command_id: str) -> None:
-            self.moves += 1
-
-    class Tables(Application):
-        pass
-
+    TableHand, Tables = _es_classes()
     env = {
         "PERSISTENCE_MODULE": "eventsourcing.postgres",
         "POSTGRES_DBNAME": db["name"], "POSTGRES_HOST": db["host"],
