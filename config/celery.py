@@ -7,6 +7,7 @@ and the soirée clock.
 import os
 
 from celery import Celery
+from celery.signals import task_postrun
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
 
@@ -20,3 +21,15 @@ app.conf.beat_schedule = {
     "sweep-deadlines": {"task": "games.tasks.sweep_deadlines", "schedule": CLOCK_SECONDS},
     "soiree-clock": {"task": "tournaments.tasks.soiree_clock", "schedule": CLOCK_SECONDS},
 }
+
+
+@task_postrun.connect
+def _close_broken_db_connections(**_: object) -> None:
+    """Workers keep their database connection between tasks (CELERY_DB_REUSE_MAX): close one
+    that saw a database error, so that the next task opens a fresh one rather than failing on a
+    dead connection."""
+    from django.db import connections
+
+    for conn in connections.all(initialized_only=True):
+        if conn.errors_occurred:
+            conn.close()

@@ -8,6 +8,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin import helpers
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
@@ -20,6 +21,20 @@ from django.utils.safestring import SafeString
 from ledger.exceptions import LedgerError
 from ledger.models import Account, AccountKind, JournalEntry, Posting
 from ledger.services import MAX_AMOUNT, chips_grant, wallet_get_or_create
+
+ACCOUNT_FIELDS = (
+    "name",
+    "kind",
+    "club_key",
+    "owner",
+    "ref",
+    "balance",
+    "last_posted_at",
+    "created_at",
+    "entries",
+)
+ENTRY_FIELDS = ("at", "club_key", "memo", "source", "idempotency_key", "shortfall", "reverses")
+POSTING_FIELDS = ("account", "amount", "balance_after", "at")
 
 
 class ChipGrantForm(forms.Form):
@@ -79,18 +94,8 @@ class AccountAdmin(ReadOnlyAdmin):
     list_display = ["name", "kind", "club_key", "owner", "ref", "balance", "last_posted_at"]
     list_filter = ["kind", "club_key"]
     search_fields = ["name", "club_key", "ref", "owner__username"]
-    fields = [
-        "name",
-        "kind",
-        "club_key",
-        "owner",
-        "ref",
-        "balance",
-        "last_posted_at",
-        "created_at",
-        "entries",
-    ]
-    readonly_fields = fields
+    fields = ACCOUNT_FIELDS
+    readonly_fields = ACCOUNT_FIELDS
     actions = ["grant_or_withdraw_chips"]
     change_list_template = "admin/ledger/account/change_list.html"
 
@@ -136,7 +141,7 @@ class AccountAdmin(ReadOnlyAdmin):
                 "form": form,
                 "wallets": wallets,
                 "action": "grant_or_withdraw_chips",
-                "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+                "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
             },
         )
 
@@ -180,8 +185,8 @@ class AccountAdmin(ReadOnlyAdmin):
 
 class PostingInline(admin.TabularInline):  # type: ignore[type-arg]
     model = Posting
-    fields = ["account", "amount", "balance_after", "at"]
-    readonly_fields = fields
+    fields = POSTING_FIELDS
+    readonly_fields = POSTING_FIELDS
     extra = 0
     can_delete = False
 
@@ -213,8 +218,8 @@ class JournalEntryAdmin(ReadOnlyAdmin):
         "postings__account__name",
     ]
     date_hierarchy = "at"
-    fields = ["at", "club_key", "memo", "source", "idempotency_key", "shortfall", "reverses"]
-    readonly_fields = fields
+    fields = ENTRY_FIELDS
+    readonly_fields = ENTRY_FIELDS
     inlines = [PostingInline]
 
     def lookup_allowed(self, lookup: str, value: str, request: HttpRequest | None = None) -> bool:

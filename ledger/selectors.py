@@ -85,17 +85,18 @@ def trial_balance(*, club_key: str | None = None, at: datetime | None = None) ->
     accounts = Account.objects.select_related("owner").order_by("club_key", "kind", "name", "id")
     if club_key is not None:
         accounts = accounts.filter(club_key=club_key)
+    rows = list(accounts)
     if at is not None:
         before = (
             Posting.objects.filter(account_id=OuterRef("pk"), at__lte=at)
             .order_by("-at", "-id")
             .values("balance_after")[:1]
         )
-        accounts = accounts.annotate(balance_as_of=Coalesce(Subquery(before), 0))
-    rows = list(accounts)
-    if at is not None:
+        as_of = dict(
+            accounts.annotate(as_of=Coalesce(Subquery(before), 0)).values_list("pk", "as_of")
+        )
         for account in rows:
-            account.balance = account.balance_as_of
+            account.balance = as_of[account.pk]
     return TrialBalance(
         club_key=club_key,
         at=at,

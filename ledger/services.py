@@ -363,6 +363,7 @@ def _write(
         with transaction.atomic():
             locked = _lock(accounts)
             next_id, existing_id = _claim(idempotency_key)
+            result: JournalEntry | None
             if existing_id is not None:
                 result = _replayed(existing_id, same, idempotency_key)
             else:

@@ -86,6 +86,11 @@ class Soiree(models.Model):
     deals_per_partie = models.PositiveIntegerField(
         null=True, blank=True, help_text="Hands per partie; empty: until a player is broke")
     bots_allowed = models.BooleanField(default=True)
+    bot_kind = models.CharField(
+        max_length=16, default="heuristic",
+        choices=[("heuristic", "heuristic"), ("random", "random"), ("timeout", "timeout")],
+        help_text="The bots that fill empty seats (timeout: never moves in time; demos and "
+                  "timer tests)")
     min_tables = models.PositiveSmallIntegerField(
         default=1, help_text="With bots allowed, open at least this many tables (bots fill them)")
     seating_seed = models.CharField(max_length=64, blank=True,

@@ -19,7 +19,7 @@ from games.engine.registry import get_game
 from games.errors import GameError
 from games.models import HandEvent, Partie
 from games.services import partie_start
-from games.services.parties import hand_deal
+from games.services.parties import BOT_NAMES, hand_deal
 from ledger import selectors as ledger_selectors
 from ledger import services as ledger
 
@@ -52,7 +52,7 @@ def soiree_create(
     forced_move_delay: timedelta = timedelta(seconds=1),
     comet_window: timedelta = timedelta(seconds=2),
     deals_per_partie: int | None = None, bots_allowed: bool = True, min_tables: int = 1,
-    season: Any = None, created_by: AbstractBaseUser | None = None,
+    season: Any = None, created_by: AbstractBaseUser | None = None, bot_kind: str = BOT_KIND,
 ) -> Soiree:
     if ends_at <= starts_at:
         raise SoireeError("a soirée must end after it starts")
@@ -66,12 +66,15 @@ def soiree_create(
             raise SoireeError(f"set the end condition with deals_per_partie, not options.{key}")
     if move_timeout <= timedelta(0):
         raise SoireeError("move_timeout must be positive")
+    if bot_kind not in BOT_NAMES:
+        raise SoireeError(f"unknown bot {bot_kind!r}: choose among {', '.join(BOT_NAMES)}")
     return Soiree.objects.create(
         club=club, name=name, starts_at=starts_at, ends_at=ends_at, game=game,
         options=options or {}, buy_in=buy_in, move_timeout=move_timeout,
         pause_between_hands=pause_between_hands, forced_move_delay=forced_move_delay,
         comet_window=comet_window, deals_per_partie=deals_per_partie,
         bots_allowed=bots_allowed, min_tables=min_tables, season=season, created_by=created_by,
+        bot_kind=bot_kind,
     )
 
 
@@ -114,7 +117,7 @@ def _partie_options(soiree: Soiree) -> dict[str, Any]:
 def _start_table(soiree: Soiree, number: int, round_: int, players: list[Any], bots: int,
                  at: datetime) -> SoireeTable:
     partie = partie_start(
-        game=soiree.game, players=players, bots=[BOT_KIND] * bots,
+        game=soiree.game, players=players, bots=[soiree.bot_kind or BOT_KIND] * bots,
         options=_partie_options(soiree), club_key=soiree.club.slug,
         table_label=f"{soiree.name} · table {number}", buy_in=soiree.buy_in,
         buy_in_people=False, move_timeout=soiree.move_timeout,

@@ -108,6 +108,11 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TIMEZONE = "UTC"
+# Celery's Django fix-up closes the database connection before and after every task unless this
+# is set: a new PostgreSQL connection (about 9 ms here) for every deadline, which alone kept 100
+# tables of 1-second time-outs from keeping up (bench/timer_lag_bench.py). Keep it for this many
+# tasks; config/celery.py closes it at once after a database error.
+CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=100)
 
 # How deadlines fire (games/tasks.py): celery with Redis, a timer thread in the embedded default.
 ACADEMIE_TIMERS = env.str("ACADEMIE_TIMERS", default="celery" if REDIS_URL else "thread")

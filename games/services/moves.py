@@ -38,11 +38,13 @@ def move_play(
             if done.request != request or done.user_id != user.pk:
                 raise CommandConflict("this command_id was already used for another move")
             return dict(done.response)
-        if hand.status == Hand.Status.OVER:
-            raise GameError("this hand is over", code="hand_over")
+        # The seq first: a move that lost the race to the hand's last move is a 409 like any
+        # other lost race, whether or not that last move ended the hand.
         if seq != hand.last_seq:
             raise StaleSequence(f"the hand is at seq {hand.last_seq}, your move answers {seq}; "
                                 f"reload the hand")
+        if hand.status == Hand.Status.OVER:
+            raise GameError("this hand is over", code="hand_over")
         table = table_for(hand.partie)
         seat = next((s.number for s in table.seats if s.player_id == user.pk), None)
         if seat is None:

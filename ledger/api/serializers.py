@@ -9,7 +9,7 @@ from rest_framework import serializers
 from ledger.models import Account, AccountKind, Posting
 
 
-class AccountSerializer(serializers.ModelSerializer):  # type: ignore[type-arg]
+class AccountSerializer(serializers.ModelSerializer):  # type: ignore[misc]
     owner = serializers.CharField(source="owner.get_username", default=None, read_only=True)
 
     class Meta:
@@ -18,13 +18,13 @@ class AccountSerializer(serializers.ModelSerializer):  # type: ignore[type-arg]
         read_only_fields = fields
 
 
-class BalanceSerializer(serializers.Serializer):  # type: ignore[type-arg]
+class BalanceSerializer(serializers.Serializer):  # type: ignore[misc]
     account = AccountSerializer()
     at = serializers.DateTimeField(allow_null=True)
     balance = serializers.IntegerField()
 
 
-class StatementLineSerializer(serializers.ModelSerializer):  # type: ignore[type-arg]
+class StatementLineSerializer(serializers.ModelSerializer):  # type: ignore[misc]
     entry = serializers.IntegerField(source="entry_id")
     memo = serializers.CharField(source="entry.memo")
     source = serializers.CharField(source="entry.source")
@@ -47,25 +47,25 @@ class StatementLineSerializer(serializers.ModelSerializer):  # type: ignore[type
         read_only_fields = fields
 
 
-class TrialBalanceSerializer(serializers.Serializer):  # type: ignore[type-arg]
+class TrialBalanceSerializer(serializers.Serializer):  # type: ignore[misc]
     club_key = serializers.CharField()
     at = serializers.DateTimeField(allow_null=True)
     total = serializers.IntegerField()
     accounts = AccountSerializer(many=True)
 
 
-class SettlementNetSerializer(serializers.Serializer):  # type: ignore[type-arg]
+class SettlementNetSerializer(serializers.Serializer):  # type: ignore[misc]
     account = AccountSerializer()
     net = serializers.IntegerField()
 
 
-class SettlementTransferSerializer(serializers.Serializer):  # type: ignore[type-arg]
+class SettlementTransferSerializer(serializers.Serializer):  # type: ignore[misc]
     payer = AccountSerializer()
     payee = AccountSerializer()
     amount = serializers.IntegerField()
 
 
-class SettlementSerializer(serializers.Serializer):  # type: ignore[type-arg]
+class SettlementSerializer(serializers.Serializer):  # type: ignore[misc]
     club_key = serializers.CharField()
     since = serializers.DateTimeField()
     until = serializers.DateTimeField()
@@ -74,13 +74,13 @@ class SettlementSerializer(serializers.Serializer):  # type: ignore[type-arg]
     transfers = SettlementTransferSerializer(many=True)
 
 
-class AsOfQuerySerializer(serializers.Serializer):  # type: ignore[type-arg]
+class AsOfQuerySerializer(serializers.Serializer):  # type: ignore[misc]
     at = serializers.DateTimeField(
         required=False, help_text="Balance as of this time (default now)."
     )
 
 
-class WindowQuerySerializer(serializers.Serializer):  # type: ignore[type-arg]
+class WindowQuerySerializer(serializers.Serializer):  # type: ignore[misc]
     since = serializers.DateTimeField(required=False)
     until = serializers.DateTimeField(required=False)
 
@@ -96,5 +96,5 @@ class SettlementQuerySerializer(WindowQuerySerializer):
     source_prefix = serializers.CharField(required=False, max_length=200)
 
 
-class AccountsQuerySerializer(serializers.Serializer):  # type: ignore[type-arg]
+class AccountsQuerySerializer(serializers.Serializer):  # type: ignore[misc]
     kind = serializers.ChoiceField(choices=AccountKind.choices, required=False)

@@ -19,6 +19,9 @@ On SQLite, a migration that rebuilds a ledger table drops its triggers; it must 
 again (``manage.py check_books`` reports missing triggers).
 """
 
+from collections.abc import Callable
+from typing import Any
+
 from django.db import migrations
 
 ERR = "USING ERRCODE = 'integrity_constraint_violation'"
@@ -271,8 +274,8 @@ SQLITE_UNINSTALL = [
 ]
 
 
-def _run(statements_by_vendor):  # type: ignore[no-untyped-def]
-    def run(apps, schema_editor):  # type: ignore[no-untyped-def]
+def _run(statements_by_vendor: dict[str, list[str]]) -> Callable[[Any, Any], None]:
+    def run(apps: Any, schema_editor: Any) -> None:
         vendor = schema_editor.connection.vendor
         if vendor not in statements_by_vendor:
             raise NotImplementedError(

@@ -7,6 +7,8 @@ commit (``transaction=True``) and run only in the PostgreSQL pass.
 
 from __future__ import annotations
 
+import hashlib
+import random
 import threading
 import uuid
 from collections.abc import Callable, Sequence
@@ -17,6 +19,10 @@ import pytest
 from django.db import connection, connections
 
 from games.engine.base import Move
+from games.engine.bots import TimeoutBot
+from games.engine.deal import commitment, deal_from_seed
+from games.engine.play import play_hand
+from games.engine.registry import get_game
 from games.engine.verify import verify_record
 from games.errors import GameError, StaleSequence
 from games.models import Command, Hand, HandEvent, Partie
@@ -128,6 +134,54 @@ def test_fifty_competing_moves_at_one_seq_apply_exactly_one_each_time(people):
         hand.refresh_from_db()
     _assert_stream_intact(hand)
     assert verify_record(hand_record(hand=hand)) == hand_record(hand=hand)["digest"]
+
+
+def _seed_with_an_announcement(n: int) -> str:
+    """A seed whose round, played by default moves, ends with a seat's announcement."""
+    game = get_game("commere")
+    options = game.normalise_options({"rounds": 1})
+    for i in range(200):
+        seed = hashlib.sha256(f"announce-{i}".encode()).hexdigest()
+        deck, dealer = deal_from_seed("commere", seed, n)
+        _, events = play_hand(game, deck=deck, dealer=dealer,
+                              seats=[{"seat": s, "player": f"p{s}"} for s in range(n)],
+                              options=options, chips_before={str(s): 50 for s in range(n)},
+                              pot_before=0, commitment=commitment(seed),
+                              bots=[TimeoutBot(random.Random(0)) for _ in range(n)])
+        if any(e.type == "announce" for e in events):
+            return seed
+    raise AssertionError("no seed among those tried ends with an announcement")
+
+
+def test_fifty_moves_racing_the_move_that_ends_the_hand_all_lose_with_409(people, monkeypatch):
+    seed = _seed_with_an_announcement(4)
+    monkeypatch.setattr("games.services.parties.new_seed", lambda: seed)
+    partie = _commere_partie(people)
+    hand = partie.hands.get()
+    users = {s.number: s.player for s in partie.seats.all()}
+    clock = T0
+    seat, legal = _pending(hand)
+    while legal != [Move("announce")]:  # the timers play on until the announcement is due
+        clock = max(clock, hand.deadline) + timedelta(seconds=1)
+        assert deadline_fire(hand_id=hand.id, seq=hand.last_seq, at=clock)
+        hand.refresh_from_db()
+        seat, legal = _pending(hand)
+    seq = hand.last_seq
+    ids = [uuid.uuid4() for _ in range(SUBMITTERS)]
+
+    results = _all_at_once([
+        lambda cid=cid: move_play(hand_id=hand.id, user=users[seat], move=Move("announce"),
+                                  seq=seq, command_id=cid, at=clock) for cid in ids])
+
+    assert [kind for kind, _ in results].count("ok") == 1
+    losers = [value for kind, value in results if kind == "error"]
+    assert len(losers) == SUBMITTERS - 1
+    assert all(isinstance(e, StaleSequence) and e.status == 409 for e in losers), losers[:3]
+    hand.refresh_from_db()
+    assert hand.status == Hand.Status.OVER
+    _assert_stream_intact(hand)
+    assert HandEvent.objects.filter(hand=hand, type="announce").count() == 1
+    assert Command.objects.filter(command_id__in=ids).count() == 1
 
 
 def test_one_command_id_sent_by_many_connections_is_applied_once(people):

@@ -115,7 +115,8 @@ def triggers_off(*tables: str) -> Iterator[None]:
         else:
             names = ", ".join(f"'{table}'" for table in tables)
             cursor.execute(
-                f"SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name IN ({names})"
+                "SELECT name, sql FROM sqlite_master"
+                f" WHERE type = 'trigger' AND tbl_name IN ({names})"
             )
             saved = cursor.fetchall()
             for name, _ in saved:

@@ -80,11 +80,10 @@ def test_broken_books_fail_and_say_what_is_wrong(wallet_a: Account, bank: Accoun
 
 
 def test_missing_triggers_fail_the_check() -> None:
-    with triggers_off("ledger_posting"):
-        with pytest.raises(CommandError):
-            out = StringIO()
-            try:
-                call_command("check_books", stdout=out)
-            finally:
-                output = out.getvalue()
+    with triggers_off("ledger_posting"), pytest.raises(CommandError):
+        out = StringIO()
+        try:
+            call_command("check_books", stdout=out)
+        finally:
+            output = out.getvalue()
     assert "FAIL database triggers in place: missing or disabled: ledger_posting." in output

@@ -26,7 +26,8 @@ def database_url() -> str:
     """The test database, for the other processes to connect to."""
     s = connection.settings_dict
     password = f":{s['PASSWORD']}" if s.get("PASSWORD") else ""
-    return f"postgres://{s['USER']}{password}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}"
+    host, port = s["HOST"] or "127.0.0.1", s["PORT"] or 5432
+    return f"postgres://{s['USER']}{password}@{host}:{port}/{s['NAME']}"
 
 
 def run_processes(

@@ -9,7 +9,9 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from ledger import services
+from ledger.audit import books_audit
 from ledger.models import Account, JournalEntry, Posting
+from ledger.testing import ledger_purge
 from tests.ledger.conftest import check_deferred_constraints
 
 pytestmark = pytest.mark.django_db
@@ -156,11 +158,11 @@ def test_a_wallet_never_goes_below_zero_even_when_python_is_bypassed(
     entry: JournalEntry, wallet_a: Account, wallet_b: Account
 ) -> None:
     now = timezone.now()
-    with pytest.raises(IntegrityError, match="ledger_account_balance_not_negative"):
-        with transaction.atomic():
-            Posting.objects.create(
-                entry_id=50, account=wallet_a, amount=-101, balance_after=-1, at=now
-            )
+    with (
+        pytest.raises(IntegrityError, match="ledger_account_balance_not_negative"),
+        transaction.atomic(),
+    ):
+        Posting.objects.create(entry_id=50, account=wallet_a, amount=-101, balance_after=-1, at=now)
     assert Account.objects.get(pk=wallet_a.pk).balance == 100
 
 
@@ -185,3 +187,11 @@ def test_the_bank_alone_goes_below_zero(
     services.buy_in(wallet=wallet_a, amount=70, source="t", idempotency_key=key())
     bank.refresh_from_db()
     assert bank.balance == -70
+
+
+def test_a_throwaway_ledger_can_be_purged_and_keeps_its_triggers(entry: JournalEntry) -> None:
+    ledger_purge()
+    assert not (
+        Account.objects.exists() or JournalEntry.objects.exists() or Posting.objects.exists()
+    )
+    assert all(finding.ok for finding in books_audit())

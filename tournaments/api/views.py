@@ -27,7 +27,7 @@ class SoireeSerializer(serializers.ModelSerializer):
         model = Soiree
         fields = ["id", "club", "name", "starts_at", "ends_at", "game", "options", "buy_in",
                   "move_timeout", "pause_between_hands", "deals_per_partie", "bots_allowed",
-                  "min_tables", "seating_seed", "status", "opened_at", "closed_at",
+                  "bot_kind", "min_tables", "seating_seed", "status", "opened_at", "closed_at",
                   "standings", "settlement"]
 
 
@@ -46,6 +46,8 @@ class SoireeCreateSerializer(serializers.Serializer):
     deals_per_partie = serializers.IntegerField(min_value=1, max_value=1000, required=False,
                                                 allow_null=True, default=None)
     bots_allowed = serializers.BooleanField(default=True)
+    bot_kind = serializers.ChoiceField(choices=["heuristic", "random", "timeout"],
+                                       default="heuristic")
     min_tables = serializers.IntegerField(min_value=1, max_value=50, default=1)
     season = serializers.IntegerField(required=False, allow_null=True, default=None)
 

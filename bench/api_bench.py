@@ -1,0 +1,472 @@
+"""Game service benchmark (issue: performance): moves per second through the HTTP API on
+PostgreSQL behind gunicorn, against a trivial DRF insert endpoint on the same stack, and moves
+per second through the services alone against the ``eventsourcing`` library.
+
+    .venv/bin/pip install aiohttp 'eventsourcing[postgres]'   # for the benchmark only
+    .venv/bin/python bench/api_bench.py [--duration 20] [--out summary.json]
+
+What one run does (about 3 minutes on a quiet 2-core machine, bounded by --max-seconds):
+
+1. drops and creates the database ``--db-name`` (default ``academie_bench``) on the local
+   PostgreSQL and migrates it, the trivial app included (``ACADEMIE_BENCH_TRIVIAL=1``);
+2. seats ``--tables`` parties of ``--players`` people (Ma commère by default; zero forced-move
+   delay, Comet window and pause between hands, one-hour move time-out), each with a logged-in
+   session (api_setup.py);
+3. starts gunicorn (``--workers`` sync workers, ``config.settings.local``, DEBUG off, the
+   project's embedded timers: a thread in the serving process deals the next hand) on a free
+   loopback port, and runs the load generator (api_load.py, asyncio + aiohttp, another process):
+   a. moves, closed loop: every table plays as fast as answers come (saturation throughput);
+   b. the trivial endpoint, closed loop, as many clients as tables (the ceiling);
+   c. moves paced at ``--paced-rate`` moves/s in total (latency at the target rate);
+   d. the trivial endpoint paced at the same rate;
+   then stops the server (its whole process group, also on Ctrl-C or an error);
+4. runs api_services.py: ``move_play`` through the services, one connection, then the
+   eventsourcing library appending one event per command to the same PostgreSQL, and our side
+   again; query counts per command and per request; a cProfile of the services path.
+
+Before each phase it waits (at most ``--max-idle-wait`` s) for the machine to be quiet, and it
+records how much CPU other processes took during the phase (``others_cpu_share``): other
+people's test runs on the same 2 cores change every figure. Prints and writes one JSON summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import platform
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+PY = sys.executable
+TARGETS = {"http_moves_per_s": 300, "share_of_trivial": 0.40, "p99_ms": 50}
+
+
+def log(msg: str) -> None:
+    print(f"[api_bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+# -- the machine -------------------------------------------------------------------------------
+
+
+def cpu_times() -> tuple[float, float]:
+    """(busy, total) jiffies of the whole machine."""
+    with open("/proc/stat") as fh:
+        fields = [float(x) for x in fh.readline().split()[1:]]
+    idle = fields[3] + fields[4]
+    return sum(fields) - idle, sum(fields)
+
+
+def busy_share(seconds: float = 1.0) -> float:
+    b0, t0 = cpu_times()
+    time.sleep(seconds)
+    b1, t1 = cpu_times()
+    return (b1 - b0) / max(1.0, t1 - t0)
+
+
+def wait_quiet(threshold: float, max_wait: float) -> dict[str, Any]:
+    """Wait until the machine's busy share over 1 s is below ``threshold`` (bounded)."""
+    began = time.monotonic()
+    share = busy_share()
+    while share > threshold and time.monotonic() - began < max_wait:
+        log(f"machine busy ({share:.0%} of the cores), waiting for it to settle")
+        share = busy_share(2.0)
+    return {"busy_share_before": round(share, 2), "waited_s": round(time.monotonic() - began, 1)}
+
+
+class CpuWatch:
+    """CPU taken during a phase by the processes that are not this benchmark's: processes alive
+    at both ends, ours being this process's descendants and the PostgreSQL backends serving the
+    benchmark's database."""
+
+    TICK = os.sysconf("SC_CLK_TCK")
+
+    def __init__(self, db_name: str) -> None:
+        self.db_name = db_name
+
+    def _snapshot(self) -> dict[int, tuple[float, bool]]:
+        me = os.getpid()
+        parents: dict[int, int] = {}
+        cpu: dict[int, float] = {}
+        names: dict[int, str] = {}
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit():
+                continue
+            pid = int(entry.name)
+            try:
+                with open(f"/proc/{pid}/stat") as fh:
+                    raw = fh.read()
+                with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                    names[pid] = fh.read().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            rest = raw[raw.rindex(")") + 2:].split()
+            parents[pid] = int(rest[1])
+            cpu[pid] = (int(rest[11]) + int(rest[12])) / self.TICK
+
+        def ours(pid: int) -> bool:
+            seen = 0
+            while pid > 1 and seen < 64:
+                if pid == me:
+                    return True
+                pid = parents.get(pid, 0)
+                seen += 1
+            return False
+
+        return {pid: (cpu[pid], ours(pid) or f" {self.db_name} " in names[pid]) for pid in cpu}
+
+    def __enter__(self) -> CpuWatch:
+        self.start = self._snapshot()
+        self.busy0 = cpu_times()
+        self.t0 = time.monotonic()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        end = self._snapshot()
+        busy1 = cpu_times()
+        wall = time.monotonic() - self.t0
+        others = sum(c - self.start[p][0] for p, (c, mine) in end.items()
+                     if p in self.start and not mine)
+        cores = os.cpu_count() or 1
+        self.result = {
+            "others_cpu_share": round(others / (wall * cores), 3),
+            "machine_busy_share": round((busy1[0] - self.busy0[0]) / max(1.0, busy1[1] - self.busy0[1]), 3),
+        }
+
+
+# -- the database ----------------------------------------------------------------------------
+
+
+def recreate_database(admin_url: str, name: str) -> None:
+    import psycopg
+
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def pg_version(admin_url: str) -> str:
+    import psycopg
+
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        row = conn.execute("SHOW server_version").fetchone()
+        fsync = conn.execute("SHOW fsync").fetchone()
+        sync_commit = conn.execute("SHOW synchronous_commit").fetchone()
+    return f"{row[0] if row else '?'} (fsync {fsync[0] if fsync else '?'}, synchronous_commit {sync_commit[0] if sync_commit else '?'})"
+
+
+def run_json(cmd: list[str], env: dict[str, str], timeout: float, out: Path | None = None) -> Any:
+    log(" ".join(Path(c).name if c == PY else c for c in cmd))
+    proc = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{cmd[1]} failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
+    if out is not None:
+        return json.loads(out.read_text())
+    return json.loads(proc.stdout)
+
+
+# -- the server ----------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Server:
+    """gunicorn in its own process group; stopped (group-wide, by its id) on exit."""
+
+    def __init__(self, env: dict[str, str], workers: int, worker_class: str, threads: int,
+                 logfile: Path) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        cmd = [str(Path(PY).parent / "gunicorn"), "config.wsgi:application",
+               "--bind", f"127.0.0.1:{self.port}", "--workers", str(workers),
+               "--worker-class", worker_class, "--timeout", "60", "--graceful-timeout", "5",
+               "--log-level", "warning", "--error-logfile", "-"]
+        if worker_class == "gthread":
+            cmd += ["--threads", str(threads)]
+        self.cmd = cmd
+        self.log = open(logfile, "w")
+        log(f"starting gunicorn on {self.url}: {workers} {worker_class} worker(s)")
+        self.proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=self.log,
+                                     stderr=subprocess.STDOUT, start_new_session=True)
+
+    def wait_ready(self, timeout: float = 30.0) -> None:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"gunicorn exited with {self.proc.returncode}")
+            try:
+                urllib.request.urlopen(f"{self.url}/bench/trivial/", timeout=2)
+            except urllib.error.HTTPError:
+                return  # 403 without a session: Django answers, the server is up
+            except OSError:
+                time.sleep(0.2)
+                continue
+            return
+        raise RuntimeError("gunicorn did not answer in time")
+
+    def workers(self) -> list[dict[str, Any]]:
+        """Threads and memory of each worker (the embedded timers start a thread per
+        deadline)."""
+        out = []
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit():
+                continue
+            try:
+                status = Path(f"/proc/{entry.name}/status").read_text()
+            except OSError:
+                continue
+            fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+            if int(fields.get("PPid", "0").strip()) == self.proc.pid:
+                out.append({"pid": int(entry.name), "threads": int(fields["Threads"].strip()),
+                            "rss_mb": round(int(fields["VmRSS"].split()[0]) / 1024, 1)})
+        return out
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            log("stopping gunicorn")
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=10)
+        self.log.close()
+
+
+# -- the run -----------------------------------------------------------------------------------
+
+
+def versions() -> dict[str, str]:
+    out = {"python": platform.python_version()}
+    for name in ("Django", "djangorestframework", "gunicorn", "psycopg", "aiohttp",
+                 "eventsourcing"):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+def http_phases(args: argparse.Namespace, env: dict[str, str], work: Path,
+                watch_db: str) -> dict[str, Any]:
+    tables_file = work / "tables.json"
+    run_json([PY, str(HERE / "api_setup.py"), "--out", str(tables_file), "--tables",
+              str(args.tables), "--game", args.game, "--players", str(args.players)],
+             env, timeout=600, out=tables_file)
+    server_env = dict(env, ACADEMIE_TIMERS="thread")
+    server = Server(server_env, args.workers, args.worker_class, args.threads,
+                    work / "gunicorn.log")
+    out: dict[str, Any] = {"server": {"workers": args.workers, "worker_class": args.worker_class,
+                                      "threads": args.threads if args.worker_class == "gthread" else 1,
+                                      "timers": "thread (embedded default)",
+                                      "conn_max_age": args.conn_max_age}}
+    try:
+        server.wait_ready()
+        base = [PY, str(HERE / "api_load.py")]
+        common = ["--tables-file", str(tables_file), "--base-url", server.url,
+                  "--warmup", str(args.warmup), "--seed", str(args.seed)]
+        saturation = [
+            ("moves_saturation", ["moves", "--duration", str(args.duration)]),
+            ("trivial_saturation", ["trivial", "--duration", str(args.duration),
+                                    "--clients", str(args.tables)]),
+        ]
+        paced = [
+            ("moves_paced", ["moves", "--duration", str(args.paced_duration),
+                             "--rate", str(args.paced_rate)]),
+            ("trivial_paced", ["trivial", "--duration", str(args.paced_duration),
+                               "--clients", str(args.tables), "--rate", str(args.paced_rate)]),
+        ]
+        # Rounds alternate moves and trivial so that both meet the same weather (other
+        # processes on the machine); the summary takes each one's best round.
+        phases = saturation * args.rounds + (paced if args.paced_rate else [])
+        for name, extra in phases:
+            gate = wait_quiet(args.idle_threshold, args.max_idle_wait)
+            with CpuWatch(watch_db) as watch:
+                result = run_json(base + extra + common, env,
+                                  timeout=args.duration + args.warmup + 120)
+            result.update(gate)
+            result.update(watch.result)
+            out.setdefault(name, []).append(result)
+            log(f"{name}: " + ", ".join(f"{k} {result.get(k)}" for k in
+                                        ("moves_per_s", "requests_per_s", "others_cpu_share")
+                                        if k in result))
+        out["server"]["workers_at_end"] = server.workers()
+    finally:
+        server.stop()
+    return out
+
+
+def summarise(http: dict[str, Any] | None, svc: dict[str, Any] | None) -> dict[str, Any]:
+    s: dict[str, Any] = {}
+    ok: dict[str, bool] = {}
+    if http:
+        ms = max(http["moves_saturation"], key=lambda r: r["moves_per_s"])
+        ts = max(http["trivial_saturation"], key=lambda r: r["requests_per_s"])
+        s["rounds"] = len(http["moves_saturation"])
+        s["http_moves_per_s"] = ms["moves_per_s"]
+        s["http_events_per_s"] = ms["events_per_s"]
+        s["http_requests_per_s_during_moves"] = round(
+            sum(v["per_s"] for k, v in ms.items() if isinstance(v, dict) and "per_s" in v), 1)
+        s["http_move_post_p50_ms_saturation"] = ms["move_post"]["p50_ms"]
+        s["http_move_post_p99_ms_saturation"] = ms["move_post"]["p99_ms"]
+        s["trivial_requests_per_s"] = ts["requests_per_s"]
+        s["trivial_p50_ms_saturation"] = ts["trivial_post"]["p50_ms"]
+        s["trivial_p99_ms_saturation"] = ts["trivial_post"]["p99_ms"]
+        s["share_of_trivial"] = round(ms["moves_per_s"] / ts["requests_per_s"], 3)
+        s["share_of_trivial_per_round"] = [
+            round(m["moves_per_s"] / t["requests_per_s"], 3)
+            for m, t in zip(http["moves_saturation"], http["trivial_saturation"], strict=False)]
+        ok["http_moves_per_s >= 300"] = ms["moves_per_s"] >= TARGETS["http_moves_per_s"]
+        ok["share_of_trivial >= 0.40"] = s["share_of_trivial"] >= TARGETS["share_of_trivial"]
+        s["others_cpu_share_max"] = max(r["others_cpu_share"] for k, v in http.items()
+                                        if isinstance(v, list) for r in v)
+    if http and "moves_paced" in http:
+        mp, tp = http["moves_paced"][0], http["trivial_paced"][0]
+        s["paced_rate"] = mp["offered_rate"]
+        s["http_moves_per_s_paced"] = mp["moves_per_s"]
+        s["http_move_post_p50_ms_paced"] = mp["move_post"]["p50_ms"]
+        s["http_move_post_p99_ms_paced"] = mp["move_post"]["p99_ms"]
+        s["http_hand_get_p99_ms_paced"] = mp.get("hand_get", {}).get("p99_ms")
+        s["trivial_p50_ms_paced"] = tp["trivial_post"]["p50_ms"]
+        s["trivial_p99_ms_paced"] = tp["trivial_post"]["p99_ms"]
+        ok["p99 < 50 ms at the paced rate"] = (
+            mp["move_post"]["p99_ms"] is not None and mp["move_post"]["p99_ms"] < TARGETS["p99_ms"]
+            and mp["moves_per_s"] >= 0.95 * mp["offered_rate"])
+    if svc:
+        s["services_moves_per_s"] = svc["services"]["moves_per_s"]
+        s["services_ms_per_move"] = svc["services"]["ms_per_move"]
+        s["eventsourcing_appends_per_s"] = svc["eventsourcing_append"]["events_per_s"]
+        s["eventsourcing_get_append_per_s"] = svc["eventsourcing_get_append"]["events_per_s"]
+        s["services_vs_eventsourcing_append"] = round(
+            svc["services"]["moves_per_s"] / svc["eventsourcing_append"]["events_per_s"], 3)
+        ok["services moves/s > eventsourcing appends/s"] = (
+            svc["services"]["moves_per_s"] > svc["eventsourcing_append"]["events_per_s"])
+    s["targets_met"] = ok
+    return s
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--admin-url", default="postgresql://postgres@127.0.0.1:5432/postgres")
+    parser.add_argument("--db-name", default="academie_bench")
+    parser.add_argument("--tables", type=int, default=50)
+    parser.add_argument("--game", default="commere", choices=["commere", "comet"])
+    parser.add_argument("--players", type=int, default=4)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--worker-class", default="sync", choices=["sync", "gthread"])
+    parser.add_argument("--threads", type=int, default=4, help="gthread only")
+    parser.add_argument("--conn-max-age", type=int, default=0,
+                        help="DATABASE_URL's conn_max_age (0: the project's default)")
+    parser.add_argument("--duration", type=float, default=20.0, help="each saturation phase")
+    parser.add_argument("--paced-duration", type=float, default=15.0)
+    parser.add_argument("--paced-rate", type=float, default=300.0,
+                        help="moves/s offered in the paced phases (0: no paced phases)")
+    parser.add_argument("--rounds", type=int, default=2,
+                        help="alternating rounds of the saturation phases")
+    parser.add_argument("--warmup", type=float, default=3.0)
+    parser.add_argument("--services-duration", type=float, default=10.0)
+    parser.add_argument("--profile-seconds", type=float, default=5.0)
+    parser.add_argument("--idle-threshold", type=float, default=0.25)
+    parser.add_argument("--max-idle-wait", type=float, default=180.0)
+    parser.add_argument("--skip-http", action="store_true")
+    parser.add_argument("--skip-services", action="store_true")
+    parser.add_argument("--keep-db", action="store_true", help="keep the database afterwards")
+    parser.add_argument("--work-dir", default="/tmp/academie_api_bench")
+    parser.add_argument("--out", default="", help="summary JSON (default: WORK_DIR/summary.json)")
+    parser.add_argument("--max-seconds", type=float, default=1800.0,
+                        help="hard limit of the whole run")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+
+    import importlib.util
+
+    missing = [m for m in ("aiohttp", "eventsourcing") if importlib.util.find_spec(m) is None]
+    if missing:
+        sys.exit(f"api_bench: install {', '.join(missing)} first (for the benchmark only): "
+                 ".venv/bin/pip install aiohttp 'eventsourcing[postgres]'")
+    work = Path(args.work_dir)
+    work.mkdir(parents=True, exist_ok=True)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    signal.signal(signal.SIGALRM, lambda *_: sys.exit("api_bench: --max-seconds reached"))
+    signal.alarm(int(args.max_seconds))
+
+    base = args.admin_url.rsplit("/", 1)[0]
+    db_url = f"{base}/{args.db_name}"
+    if args.conn_max_age:
+        db_url += f"?conn_max_age={args.conn_max_age}"
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("DJANGO_", "ACADEMIE_", "DATABASE_URL", "REDIS_URL"))}
+    env.update({
+        "DATABASE_URL": db_url, "DJANGO_SETTINGS_MODULE": "config.settings.local",
+        "DJANGO_DEBUG": "false", "DJANGO_SECRET_KEY": "insecure-benchmark-only-key",
+        "ACADEMIE_BENCH_TRIVIAL": "1", "ACADEMIE_TIMERS": "off", "REDIS_URL": "",
+        "PYTHONPATH": str(ROOT),
+    })
+    started = time.monotonic()
+    summary: dict[str, Any] = {
+        "command": " ".join([".venv/bin/python", "bench/api_bench.py", *sys.argv[1:]]),
+        "machine": {"cpu_count": os.cpu_count(), "postgresql": pg_version(args.admin_url),
+                    **versions()},
+        "setup": {"tables": args.tables, "game": args.game, "players": args.players,
+                  "database": args.db_name, "auth": "session cookie (+ CSRF for POST)"},
+        "targets": TARGETS,
+    }
+    http = svc = None
+    try:
+        log(f"recreating database {args.db_name}")
+        recreate_database(args.admin_url, args.db_name)
+        subprocess.run([PY, "manage.py", "migrate", "--verbosity", "0"], env=env, cwd=ROOT,
+                       check=True, timeout=300)
+        if not args.skip_http:
+            http = http_phases(args, env, work, args.db_name)
+            summary["http"] = http
+        if not args.skip_services:
+            gate = wait_quiet(args.idle_threshold, args.max_idle_wait)
+            svc_out = work / "services.json"
+            with CpuWatch(args.db_name) as watch:
+                svc = run_json([PY, str(HERE / "api_services.py"), "--out", str(svc_out),
+                                "--tables", str(args.tables), "--game", args.game,
+                                "--players", str(args.players),
+                                "--duration", str(args.services_duration),
+                                "--profile", str(work / "services.prof"),
+                                "--profile-seconds", str(args.profile_seconds),
+                                "--seed", str(args.seed)],
+                               env, timeout=args.services_duration * 6 + 300, out=svc_out)
+            svc.update(gate)
+            svc.update(watch.result)
+            summary["services"] = svc
+        summary["summary"] = summarise(http, svc)
+    finally:
+        if not args.keep_db:
+            with contextlib.suppress(Exception):
+                import psycopg
+
+                with psycopg.connect(args.admin_url, autocommit=True) as conn:
+                    conn.execute(f'DROP DATABASE IF EXISTS "{args.db_name}" WITH (FORCE)')
+        summary["elapsed_s"] = round(time.monotonic() - started, 1)
+        out = Path(args.out) if args.out else work / "summary.json"
+        out.write_text(json.dumps(summary, indent=2))
+        log(f"summary written to {out}")
+    print(json.dumps(summary.get("summary", {}), indent=2))
+
+
+if __name__ == "__main__":
+    main()
