@@ -86,16 +86,19 @@ def wait_quiet(threshold: float, max_wait: float) -> dict[str, Any]:
 
 
 class CpuWatch:
-    """CPU taken during a phase by the processes that are not this benchmark's: processes alive
-    at both ends, ours being this process's descendants and the PostgreSQL backends serving the
-    benchmark's database."""
+    """CPU taken during a phase, by whom: the server (gunicorn's processes), the PostgreSQL
+    backends serving the benchmark's database, and other processes (other people's work on the
+    same machine). Read from /proc at both ends: a process that started during the phase counts
+    whole, one that ended during it is missed (with conn_max_age 0 every request's backend
+    is, so ``db_cpu_s`` then stays near zero); ``others`` is a lower bound."""
 
     TICK = os.sysconf("SC_CLK_TCK")
 
-    def __init__(self, db_name: str) -> None:
+    def __init__(self, db_name: str, server_pid: int | None = None) -> None:
         self.db_name = db_name
+        self.server_pid = server_pid
 
-    def _snapshot(self) -> dict[int, tuple[float, bool]]:
+    def _snapshot(self) -> dict[int, tuple[float, str]]:
         me = os.getpid()
         parents: dict[int, int] = {}
         cpu: dict[int, float] = {}
@@ -115,16 +118,20 @@ class CpuWatch:
             parents[pid] = int(rest[1])
             cpu[pid] = (int(rest[11]) + int(rest[12])) / self.TICK
 
-        def ours(pid: int) -> bool:
+        def owner(pid: int) -> str:
+            if f" {self.db_name} " in names[pid]:
+                return "db"
             seen = 0
             while pid > 1 and seen < 64:
+                if pid == self.server_pid:
+                    return "server"
                 if pid == me:
-                    return True
+                    return "bench"
                 pid = parents.get(pid, 0)
                 seen += 1
-            return False
+            return "others"
 
-        return {pid: (cpu[pid], ours(pid) or f" {self.db_name} " in names[pid]) for pid in cpu}
+        return {pid: (cpu[pid], owner(pid)) for pid in cpu}
 
     def __enter__(self) -> CpuWatch:
         self.start = self._snapshot()
@@ -136,12 +143,16 @@ class CpuWatch:
         end = self._snapshot()
         busy1 = cpu_times()
         wall = time.monotonic() - self.t0
-        others = sum(c - self.start[p][0] for p, (c, mine) in end.items()
-                     if p in self.start and not mine)
+        used = {"server": 0.0, "db": 0.0, "bench": 0.0, "others": 0.0}
+        for pid, (c, who) in end.items():
+            used[who] += c - (self.start[pid][0] if pid in self.start else 0.0)
         cores = os.cpu_count() or 1
         self.result = {
-            "others_cpu_share": round(others / (wall * cores), 3),
-            "machine_busy_share": round((busy1[0] - self.busy0[0]) / max(1.0, busy1[1] - self.busy0[1]), 3),
+            "others_cpu_share": round(used["others"] / (wall * cores), 3),
+            "machine_busy_share": round(
+                (busy1[0] - self.busy0[0]) / max(1.0, busy1[1] - self.busy0[1]), 3),
+            "server_cpu_s": round(used["server"], 2), "db_cpu_s": round(used["db"], 2),
+            "phase_wall_s": round(wall, 1),
         }
 
 
@@ -299,14 +310,20 @@ def http_phases(args: argparse.Namespace, env: dict[str, str], work: Path,
         phases = saturation * args.rounds + (paced if args.paced_rate else [])
         for name, extra in phases:
             gate = wait_quiet(args.idle_threshold, args.max_idle_wait)
-            with CpuWatch(watch_db) as watch:
+            with CpuWatch(watch_db, server.proc.pid) as watch:
                 result = run_json(base + extra + common, env,
                                   timeout=args.duration + args.warmup + 120)
             result.update(gate)
             result.update(watch.result)
+            ops = result["counts_with_warmup"].get("moves" if name.startswith("moves")
+                                                   else "requests", 0)
+            if ops:  # CPU per operation: what the weather changes least
+                result["server_cpu_ms_per_op"] = round(1000 * watch.result["server_cpu_s"] / ops, 2)
+                result["db_cpu_ms_per_op"] = round(1000 * watch.result["db_cpu_s"] / ops, 2)
             out.setdefault(name, []).append(result)
             log(f"{name}: " + ", ".join(f"{k} {result.get(k)}" for k in
-                                        ("moves_per_s", "requests_per_s", "others_cpu_share")
+                                        ("moves_per_s", "requests_per_s", "others_cpu_share",
+                                         "machine_busy_share")
                                         if k in result))
         out["server"]["workers_at_end"] = server.workers()
     finally:
@@ -334,6 +351,16 @@ def summarise(http: dict[str, Any] | None, svc: dict[str, Any] | None) -> dict[s
         s["share_of_trivial_per_round"] = [
             round(m["moves_per_s"] / t["requests_per_s"], 3)
             for m, t in zip(http["moves_saturation"], http["trivial_saturation"], strict=False)]
+        cpu_m = [r["server_cpu_ms_per_op"] + r["db_cpu_ms_per_op"]
+                 for r in http["moves_saturation"] if "server_cpu_ms_per_op" in r]
+        cpu_t = [r["server_cpu_ms_per_op"] + r["db_cpu_ms_per_op"]
+                 for r in http["trivial_saturation"] if "server_cpu_ms_per_op" in r]
+        if cpu_m and cpu_t:
+            # CPU of gunicorn's workers and of the database's backends per move (its GETs
+            # included) and per trivial request: the least weather-dependent comparison.
+            s["server_db_cpu_ms_per_move"] = min(cpu_m)
+            s["server_db_cpu_ms_per_trivial"] = min(cpu_t)
+            s["share_of_trivial_by_cpu"] = round(min(cpu_t) / min(cpu_m), 3)
         ok["http_moves_per_s >= 300"] = ms["moves_per_s"] >= TARGETS["http_moves_per_s"]
         ok["share_of_trivial >= 0.40"] = s["share_of_trivial"] >= TARGETS["share_of_trivial"]
         s["others_cpu_share_max"] = max(r["others_cpu_share"] for k, v in http.items()
@@ -373,8 +400,10 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--worker-class", default="sync", choices=["sync", "gthread"])
     parser.add_argument("--threads", type=int, default=4, help="gthread only")
-    parser.add_argument("--conn-max-age", type=int, default=0,
-                        help="DATABASE_URL's conn_max_age (0: the project's default)")
+    parser.add_argument("--conn-max-age", type=int, default=60,
+                        help="DATABASE_URL's conn_max_age: persistent connections, as a "
+                             "deployment on PostgreSQL sets; 0 is Django's default (a new "
+                             "connection per request)")
     parser.add_argument("--duration", type=float, default=20.0, help="each saturation phase")
     parser.add_argument("--paced-duration", type=float, default=15.0)
     parser.add_argument("--paced-rate", type=float, default=300.0,

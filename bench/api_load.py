@@ -44,6 +44,7 @@ class Recorder:
         self.latency: dict[str, list[float]] = defaultdict(list)
         self.status: Counter[str] = Counter()
         self.counts: Counter[str] = Counter()
+        self.all_counts: Counter[str] = Counter()  # warm-up included (CPU per operation)
 
     def inside(self, t: float) -> bool:
         return self.t0 <= t <= self.t1
@@ -56,6 +57,7 @@ class Recorder:
             self.latency[kind].append(ended - began)
 
     def count(self, what: str, n: int = 1, at: float | None = None) -> None:
+        self.all_counts[what] += n
         if self.inside(time.perf_counter() if at is None else at):
             self.counts[what] += n
 
@@ -219,7 +221,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "mode": args.mode, "concurrency": concurrency, "offered_rate": args.rate or None,
         "window_s": args.duration, "warmup_s": args.warmup,
         "load_generator_cpu_s": round(time.process_time() - cpu0, 2),
-        "counts": dict(rec.counts), "statuses": dict(rec.status),
+        "counts": dict(rec.counts), "counts_with_warmup": dict(rec.all_counts),
+        "statuses": dict(rec.status),
     }
     for kind, values in sorted(rec.latency.items()):
         out[kind] = {"n": len(values), "per_s": round(len(values) / args.duration, 1),

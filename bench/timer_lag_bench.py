@@ -84,10 +84,13 @@ class Procs:
         self.logdir = logdir
         self.procs: list[tuple[str, subprocess.Popen[bytes], Path]] = []
 
-    def start(self, name: str, args: list[str]) -> Path:
+    def start(self, name: str, args: list[str], profile: Path | None = None) -> Path:
         log = self.logdir / f"{name}.log"
+        command = [str(BIN / "celery"), "-A", "config", *args]
+        if profile is not None:  # written when the process exits (warm shutdown on SIGTERM)
+            command = [str(BIN / "python"), "-m", "cProfile", "-o", str(profile), *command]
         with open(log, "wb") as out:
-            p = subprocess.Popen([str(BIN / "celery"), "-A", "config", *args], cwd=ROOT,
+            p = subprocess.Popen(command, cwd=ROOT,
                                  env=self.env, stdout=out, stderr=subprocess.STDOUT,
                                  start_new_session=True)
         self.procs.append((name, p, log))
@@ -103,6 +106,23 @@ class Procs:
                     raise RuntimeError(f"{name} died at start:\n{log.read_text()[-3000:]}")
             time.sleep(0.1)
         raise RuntimeError(f"{log} not ready after {timeout} s:\n{log.read_text()[-3000:]}")
+
+    def cpu_seconds(self) -> dict[str, float]:
+        """CPU time (user + system) used so far by each process group (a worker and its pool)."""
+        tick = os.sysconf("SC_CLK_TCK")
+        groups = {p.pid: name for name, p, _ in self.procs}
+        used = dict.fromkeys(groups.values(), 0.0)
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            pgid = int(fields[2])
+            if pgid in groups:
+                used[groups[pgid]] += (int(fields[11]) + int(fields[12])) / tick
+        return {k: round(v, 2) for k, v in used.items()}
 
     def stop(self) -> None:
         for _, p, _ in self.procs:
@@ -143,6 +163,9 @@ def main() -> None:
     parser.add_argument("--redis-db", type=int, default=15)
     parser.add_argument("--out", help="also write the JSON here")
     parser.add_argument("--keep-logs", action="store_true")
+    parser.add_argument("--profile-dir",
+                        help="run each worker under cProfile, writing DIR/workerN.prof "
+                             "(use --pool solo: a prefork pool's tasks run in its children)")
     args = parser.parse_args()
 
     redis_url = f"redis://127.0.0.1:6379/{args.redis_db}"
@@ -175,13 +198,14 @@ def main() -> None:
     logdir = Path(tempfile.mkdtemp(prefix="timer-bench-"))
     procs = Procs(env, logdir)
     result: dict[str, Any] = {"command": " ".join([sys.executable, *sys.argv]),
-                              "args": vars(args)}
+                              "args": vars(args), "load_average_before": os.getloadavg()}
     try:
         for i in range(args.workers):
             log = procs.start(f"worker{i}", [
                 "worker", "--pool", args.pool, "--concurrency", str(args.concurrency),
                 "-n", f"bench{i}@%h", "--loglevel", "info",
-                "--without-gossip", "--without-mingle", "--without-heartbeat"])
+                "--without-gossip", "--without-mingle", "--without-heartbeat"],
+                profile=Path(args.profile_dir) / f"worker{i}.prof" if args.profile_dir else None)
             procs.wait_ready(log)
         procs.start("beat", ["beat", "--loglevel", "info",
                              "--schedule", str(logdir / "beat-schedule")])
@@ -219,6 +243,8 @@ def main() -> None:
             pk__in=ids, status=Partie.Status.PLAYING).count()
         result["overdue_deadlines_at_stop"] = Hand.objects.filter(
             partie__in=ids, status=Hand.Status.PLAYING, deadline__lt=now).count()
+        result["cpu_seconds"] = procs.cpu_seconds()
+        result["load_average"] = os.getloadavg()
     finally:
         procs.stop()
 

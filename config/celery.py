@@ -17,9 +17,16 @@ app.autodiscover_tasks()
 
 CLOCK_SECONDS = float(os.environ.get("ACADEMIE_CLOCK_SECONDS", "1"))
 
+# A run that waited a whole period in the queue is dropped (``expires``): the next one is
+# already on its way, and a backlog of sweeps would hold every worker while the deadline tasks
+# wait behind them. The sweeper leaves a deadline passed less than one period ago to its own
+# task (``grace_seconds``).
 app.conf.beat_schedule = {
-    "sweep-deadlines": {"task": "games.tasks.sweep_deadlines", "schedule": CLOCK_SECONDS},
-    "soiree-clock": {"task": "tournaments.tasks.soiree_clock", "schedule": CLOCK_SECONDS},
+    "sweep-deadlines": {"task": "games.tasks.sweep_deadlines", "schedule": CLOCK_SECONDS,
+                        "kwargs": {"grace_seconds": CLOCK_SECONDS},
+                        "options": {"expires": CLOCK_SECONDS}},
+    "soiree-clock": {"task": "tournaments.tasks.soiree_clock", "schedule": CLOCK_SECONDS,
+                     "options": {"expires": CLOCK_SECONDS}},
 }
 
 

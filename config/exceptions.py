@@ -40,7 +40,19 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     elif isinstance(exc, PermissionDenied):
         exc = drf.PermissionDenied()
     response = drf_handler(exc, context)
+    if isinstance(exc, drf.ValidationError) and response is not None:
+        fields = response.data if isinstance(response.data, dict) else {"body": response.data}
+        summary = "; ".join(f"{name}: {_first(msgs)}" for name, msgs in fields.items())
+        response.data = {"error": "invalid", "detail": f"invalid request: {summary}", **fields}
+        return response
     if response is not None and isinstance(response.data, dict) and "detail" in response.data:
         code = getattr(exc, "default_code", "error")
         response.data = {"error": code, **response.data}
     return response
+
+
+def _first(messages: Any) -> str:
+    """The first message of a field's errors, however deeply DRF nests them."""
+    while isinstance(messages, (list, dict)) and messages:
+        messages = messages[0] if isinstance(messages, list) else next(iter(messages.values()))
+    return str(messages)

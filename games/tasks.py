@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from celery import shared_task
@@ -75,15 +75,22 @@ def fire_deadline(hand_id: str, seq: int) -> bool:
 
 
 @shared_task(acks_late=True, ignore_result=True)
-def sweep_deadlines() -> int:
-    """Play every overdue deadline that no task handled (a worker died, the broker lost it)."""
+def sweep_deadlines(grace_seconds: float = 0.0) -> int:
+    """Play every overdue deadline that no task handled (a worker died, the broker lost it).
+
+    Beat passes ``grace_seconds`` (its period, config/celery.py): a deadline only just passed
+    is left to its own task, which is about to play it. Without the grace the sweeper played
+    them one after another in a single task, racing the tasks and holding a worker for seconds
+    while the tasks queued behind it, a spiral that made most time-outs a second or more late
+    with 100 tables (bench/timer_lag_bench.py)."""
     from games.models import Hand
     from games.services import deadline_fire
 
     now = timezone.now()
     fired = 0
-    overdue = Hand.objects.filter(status=Hand.Status.PLAYING, deadline__lte=now).values_list(
-        "id", "deadline_seq")[:500]
+    overdue = Hand.objects.filter(
+        status=Hand.Status.PLAYING, deadline__lte=now - timedelta(seconds=grace_seconds),
+    ).order_by("deadline").values_list("id", "deadline_seq")[:500]
     for hand_id, seq in overdue:
         try:
             if seq is not None and deadline_fire(hand_id=hand_id, seq=seq, at=timezone.now()):
@@ -94,7 +101,8 @@ def sweep_deadlines() -> int:
     from games.models import Partie
     from games.services import partie_tick
 
-    due = Partie.objects.filter(status=Partie.Status.PLAYING, next_hand_at__lte=now)
+    due = Partie.objects.filter(status=Partie.Status.PLAYING,
+                                next_hand_at__lte=now - timedelta(seconds=grace_seconds))
     for partie_id in due.values_list("id", flat=True)[:500]:
         try:
             if partie_tick(partie_id=partie_id, at=timezone.now()) is not None:

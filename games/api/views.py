@@ -19,7 +19,9 @@ from games.models import Hand, Partie
 
 
 def _hand(hand_id: str) -> Hand:
-    return get_object_or_404(Hand.objects.select_related("partie", "secret"), pk=hand_id)
+    # The seats come in one query, used by both the seat lookup and the deck (seat count).
+    hands = Hand.objects.select_related("partie", "secret").prefetch_related("partie__seats")
+    return get_object_or_404(hands, pk=hand_id)
 
 
 class PartieListView(APIView):
@@ -65,15 +67,17 @@ class HandMovesView(APIView):
         data = s.MoveRequestSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        hand = _hand(hand_id)
+        hand = get_object_or_404(Hand.objects.only("id"), pk=hand_id)  # 404, not a 500
         m = v["move"]
-        services.move_play(
+        applied = services.move_play(
             hand_id=hand.id, user=request.user,
             move=Move(type=m["type"], card=m.get("card"), suit=m.get("suit")),
             seq=v["seq"], command_id=v["command_id"], at=timezone.now(),
         )
-        hand.refresh_from_db()
-        return Response(selectors.hand_view(hand=hand, user=request.user),
+        hand = _hand(hand_id)  # one query, where refresh_from_db would reload partie and seed
+        # ``command`` is the stored first answer: a retry gets it again even if the hand has
+        # moved on since (the view around it is the hand as it is now).
+        return Response({**selectors.hand_view(hand=hand, user=request.user), "command": applied},
                         status=status.HTTP_201_CREATED)
 
 

@@ -15,7 +15,6 @@ import sys
 from datetime import UTC, datetime, timedelta
 from io import StringIO
 from pathlib import Path
-from typing import Any
 
 import pytest
 from django.conf import settings

@@ -13,6 +13,7 @@ import threading
 import uuid
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Any
 
 import pytest
@@ -27,8 +28,7 @@ from games.engine.verify import verify_record
 from games.errors import GameError, StaleSequence
 from games.models import Command, Hand, HandEvent, Partie
 from games.selectors import hand_record
-from games.services import deadline_fire, hand_deal, move_play, partie_start
-from games.services import store
+from games.services import deadline_fire, hand_deal, move_play, partie_start, store
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -97,12 +97,11 @@ def test_fifty_competing_moves_at_one_seq_apply_exactly_one_each_time(people):
         seat, legal = _pending(hand)
         ids = [uuid.uuid4() for _ in range(SUBMITTERS)]
         moves = [legal[i % len(legal)] for i in range(SUBMITTERS)]
+        at = T0 + timedelta(seconds=rounds)
 
-        def submit(i: int, seat: int = seat, seq: int = seq) -> dict[str, Any]:
-            return move_play(hand_id=hand.id, user=users[seat], move=moves[i], seq=seq,
-                             command_id=ids[i], at=T0 + timedelta(seconds=rounds))
-
-        results = _all_at_once([lambda i=i: submit(i) for i in range(SUBMITTERS)])
+        results = _all_at_once([
+            partial(move_play, hand_id=hand.id, user=users[seat], move=moves[i], seq=seq,
+                    command_id=ids[i], at=at) for i in range(SUBMITTERS)])
 
         applied = [i for i, (kind, _) in enumerate(results) if kind == "ok"]
         assert len(applied) == 1, results
@@ -122,9 +121,8 @@ def test_fifty_competing_moves_at_one_seq_apply_exactly_one_each_time(people):
         # Nothing of a losing command reached the stream or the command table.
         losing = set(ids) - {ids[winner]}
         assert not HandEvent.objects.filter(command_id__in=losing).exists()
-        assert list(Command.objects.filter(command_id__in=ids).values_list("command_id",
-                                                                            flat=True)) == [
-            ids[winner]]
+        recorded = Command.objects.filter(command_id__in=ids).values_list("command_id", flat=True)
+        assert list(recorded) == [ids[winner]]
 
     # Play the hand out on the timers: the stream written under contention still verifies.
     clock = T0 + timedelta(hours=1)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import random
+import re
 import time
 import uuid
 from collections.abc import Sequence
@@ -12,6 +14,7 @@ from typing import Any
 
 import pytest
 from django.core.management import call_command
+from django.db.models import F
 
 from games.engine import bots as engine_bots
 from games.engine.base import BY_FORCED, BY_PLAYER, BY_TIMEOUT, Move
@@ -30,8 +33,15 @@ from games.errors import (
 )
 from games.models import Command, Hand, HandEvent, HandSeed, Partie
 from games.selectors import hand_record, hand_view
-from games.services import chips, deadline_fire, hand_deal, move_play, partie_close, partie_start
-from games.services import store
+from games.services import (
+    chips,
+    deadline_fire,
+    hand_deal,
+    move_play,
+    partie_close,
+    partie_start,
+    store,
+)
 from ledger import services as ledger
 from ledger.models import JournalEntry
 from ledger.selectors import trial_balance
@@ -230,7 +240,7 @@ def _void_seed(n: int, ante: int, chips_before: dict[str, int]) -> str:
     for i in range(500):
         seed = hashlib.sha256(f"void-{i}".encode()).hexdigest()
         deck, dealer = deal_from_seed("commere", seed, n)
-        players = [engine_bots.TimeoutBot(None) for _ in range(n)]  # type: ignore[arg-type]
+        players = [engine_bots.TimeoutBot(random.Random(0)) for _ in range(n)]
         _, events = play_hand(game, deck=deck, dealer=dealer,
                               seats=[{"seat": s, "player": f"p{s}"} for s in range(n)],
                               options=options, chips_before=chips_before, pot_before=0,
@@ -334,7 +344,8 @@ def test_a_command_id_reused_for_another_move_is_refused(waiting_hand):
     hand, users = waiting_hand
     seat, legal, _ = _pending(hand)
     command_id = uuid.uuid4()
-    move_play(hand_id=hand.id, user=users[seat], move=legal[0], seq=hand.last_seq,
+    first_seq = hand.last_seq
+    move_play(hand_id=hand.id, user=users[seat], move=legal[0], seq=first_seq,
               command_id=command_id, at=T0)
     hand.refresh_from_db()
     seat2, legal2, _ = _pending(hand)
@@ -345,6 +356,9 @@ def test_a_command_id_reused_for_another_move_is_refused(waiting_hand):
                   command_id=command_id, at=T0)
 
     assert refused.value.status == 409
+    with pytest.raises(CommandConflict):  # nor by another player for the very same move
+        move_play(hand_id=hand.id, user=users[(seat + 1) % 4], move=legal[0], seq=first_seq,
+                  command_id=command_id, at=T0)
     hand.refresh_from_db()
     assert hand.last_seq == last
 
@@ -526,24 +540,29 @@ def test_two_hundred_bot_hands_verify_and_reconcile_and_the_books_balance():
                  bots="heuristic,random,timeout,heuristic", stdout=out)
     played = time.perf_counter() - started
 
-    hands = list(Hand.objects.select_related("partie", "secret"))
+    hands = {str(h.id): h for h in Hand.objects.select_related("partie", "secret")}
     assert len(hands) == 200
-    assert {h.partie.game for h in hands} == {"comet", "commere"}
-    assert all(h.status == Hand.Status.OVER for h in hands)
+    assert {h.partie.game for h in hands.values()} == {"comet", "commere"}
+    assert all(h.status == Hand.Status.OVER for h in hands.values())
     assert Partie.objects.filter(status=Partie.Status.OVER).count() == 2
-    bys = set(HandEvent.objects.values_list("by", flat=True))
-    assert bys == {BY_PLAYER, BY_FORCED, BY_TIMEOUT, "service"}
-    for hand in hands:
+    assert set(HandEvent.objects.values_list("by", flat=True)) == {
+        BY_PLAYER, BY_FORCED, BY_TIMEOUT, "service"}
+    # No gap and no duplicate: each hand's seqs are exactly 1..last_seq.
+    assert HandEvent.objects.count() == sum(h.last_seq for h in hands.values())
+    assert HandEvent.objects.filter(seq__gt=F("hand__last_seq")).count() == 0
+    # verify_hands runs verify_record(hand_record(hand)) and reconcile_hand(hand) on each hand.
+    report = StringIO()
+    call_command("verify_hands", stdout=report)
+    lines = report.getvalue().splitlines()
+    verified = [re.fullmatch(r"OK ([0-9a-f]{64}) hand (\S+)", line) for line in lines[:-1]]
+    assert all(verified), [line for line in lines if not line.startswith("OK ")][:5]
+    assert {m.group(2) for m in verified} == set(hands)
+    assert lines[-1] == "200 finished hand(s) checked, 0 with discrepancies"
+    for hand in (*list(hands.values())[:3], *list(hands.values())[-3:]):  # and directly
         record = hand_record(hand=hand)
         assert verify_record(record) == record["digest"]
         assert chips.reconcile_hand(hand=hand) == []
-        seqs = [e["seq"] for e in record["events"]]
-        assert seqs == list(range(1, hand.last_seq + 1))
     assert trial_balance().total == 0
     assert trial_balance(club_key="casual").total == 0
-    report = StringIO()
-    call_command("verify_hands", "--quiet", stdout=report)
-    assert "200 finished hand(s) checked, 0 with discrepancies" in report.getvalue()
-    assert "FAIL" not in report.getvalue()
     print(f"200 bot hands played in {played:.1f} s; checked in "
           f"{time.perf_counter() - started - played:.1f} s")

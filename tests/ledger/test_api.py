@@ -12,7 +12,7 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from ledger import services
+from ledger import permissions, services
 from ledger.api.exceptions import exception_handler
 from ledger.exceptions import InsufficientChips, InvalidEntry
 from ledger.models import Account
@@ -213,3 +213,15 @@ def test_the_schema_documents_the_ledger_api(staff: User) -> None:
     schema = client_for(staff).get("/api/schema/")
     assert schema.status_code == 200
     assert b"/api/ledger/clubs/{club_key}/settlement/" in schema.content
+
+
+def test_a_registered_rule_can_make_a_member_an_organiser(
+    stranger: User, books: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """How tournaments maps club memberships onto the ledger's organiser check."""
+    monkeypatch.setattr(permissions, "_extra_checks", [])
+    permissions.register_organiser_check(
+        lambda user, club: user.pk == stranger.pk and club == "club-a"
+    )
+    assert client_for(stranger).get(f"{BASE}/clubs/club-a/trial-balance/").status_code == 200
+    assert client_for(stranger).get(f"{BASE}/clubs/club-b/trial-balance/").status_code == 403
