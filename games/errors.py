@@ -50,6 +50,11 @@ class HandNotOver(GameError):
     code = "hand_not_over"
 
 
+class HandIsOver(GameError):
+    status = 409
+    code = "hand_over"
+
+
 class PartieOver(GameError):
     status = 409
     code = "partie_over"

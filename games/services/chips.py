@@ -48,7 +48,7 @@ def buy_in(*, partie: Partie, seat: Seat, amount: int, at: datetime) -> None:
     ledger.buy_in(wallet=wallet(partie, seat.player), amount=amount,
                   source=f"partie:{partie.pk}/buy-in",
                   idempotency_key=f"partie:{partie.pk}:buy-in:{seat.number}",
-                  memo=f"Buy-in at {partie.table_label}", at=at)
+                  memo=f"Buy-in at {partie.table_label}")
 
 
 def _account(partie: Partie, seats: dict[int, Seat], side: Any) -> Account:

@@ -10,7 +10,13 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from games.engine.base import BY_PLAYER, Move, RuleError
-from games.errors import CommandConflict, GameError, IllegalMoveError, NotSeated, StaleSequence
+from games.errors import (
+    CommandConflict,
+    HandIsOver,
+    IllegalMoveError,
+    NotSeated,
+    StaleSequence,
+)
 from games.models import Command, Hand, Partie
 
 from . import store
@@ -44,7 +50,7 @@ def move_play(
             raise StaleSequence(f"the hand is at seq {hand.last_seq}, your move answers {seq}; "
                                 f"reload the hand")
         if hand.status == Hand.Status.OVER:
-            raise GameError("this hand is over", code="hand_over")
+            raise HandIsOver("this hand is over: no move can be played")
         table = table_for(hand.partie)
         seat = next((s.number for s in table.seats if s.player_id == user.pk), None)
         if seat is None:
