@@ -23,10 +23,11 @@ test: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/mypy games/engine
+	$(BIN)/mypy games/engine ledger
 
 bench: $(STAMP)
 	$(BIN)/python bench/engine_bench.py
+	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/academie} $(BIN)/python bench/ledger_bench.py
 
 clean:
 	rm -rf $(VENV) db.sqlite3 .pytest_cache .hypothesis

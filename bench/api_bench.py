@@ -5,7 +5,7 @@ per second through the services alone against the ``eventsourcing`` library.
     .venv/bin/pip install aiohttp 'eventsourcing[postgres]'   # for the benchmark only
     .venv/bin/python bench/api_bench.py [--duration 20] [--out summary.json]
 
-What one run does (about 3 minutes on a quiet 2-core machine, bounded by --max-seconds):
+What one run does (about 6 minutes on a quiet 2-core machine, bounded by --max-seconds):
 
 1. drops and creates the database ``--db-name`` (default ``academie_bench``) on the local
    PostgreSQL and migrates it, the trivial app included (``ACADEMIE_BENCH_TRIVIAL=1``);
@@ -17,8 +17,10 @@ What one run does (about 3 minutes on a quiet 2-core machine, bounded by --max-s
    loopback port, and runs the load generator (api_load.py, asyncio + aiohttp, another process):
    a. moves, closed loop: every table plays as fast as answers come (saturation throughput);
    b. the trivial endpoint, closed loop, as many clients as tables (the ceiling);
-   c. moves paced at ``--paced-rate`` moves/s in total (latency at the target rate);
-   d. the trivial endpoint paced at the same rate;
+      (a and b alternate for ``--rounds`` rounds; each one's best round is reported)
+   c. moves paced at ``--paced-rate`` moves/s in total (latency at the target rate), and the
+      trivial endpoint paced at the same rate;
+   d. both paced at half the moves' saturation throughput (latency without queueing);
    then stops the server (its whole process group, also on Ctrl-C or an error);
 4. runs api_services.py: ``move_play`` through the services, one connection, then the
    eventsourcing library appending one event per command to the same PostgreSQL, and our side
@@ -174,7 +176,8 @@ def pg_version(admin_url: str) -> str:
         row = conn.execute("SHOW server_version").fetchone()
         fsync = conn.execute("SHOW fsync").fetchone()
         sync_commit = conn.execute("SHOW synchronous_commit").fetchone()
-    return f"{row[0] if row else '?'} (fsync {fsync[0] if fsync else '?'}, synchronous_commit {sync_commit[0] if sync_commit else '?'})"
+    return (f"{row[0] if row else '?'} (fsync {fsync[0] if fsync else '?'}, "
+            f"synchronous_commit {sync_commit[0] if sync_commit else '?'})")
 
 
 def run_json(cmd: list[str], env: dict[str, str], timeout: float, out: Path | None = None) -> Any:
@@ -211,7 +214,7 @@ class Server:
         if worker_class == "gthread":
             cmd += ["--threads", str(threads)]
         self.cmd = cmd
-        self.log = open(logfile, "w")
+        self.log = open(logfile, "w")  # noqa: SIM115 - closed by stop()
         log(f"starting gunicorn on {self.url}: {workers} {worker_class} worker(s)")
         self.proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=self.log,
                                      stderr=subprocess.STDOUT, start_new_session=True)
@@ -285,30 +288,17 @@ def http_phases(args: argparse.Namespace, env: dict[str, str], work: Path,
     server_env = dict(env, ACADEMIE_TIMERS="thread")
     server = Server(server_env, args.workers, args.worker_class, args.threads,
                     work / "gunicorn.log")
+    threads = args.threads if args.worker_class == "gthread" else 1
     out: dict[str, Any] = {"server": {"workers": args.workers, "worker_class": args.worker_class,
-                                      "threads": args.threads if args.worker_class == "gthread" else 1,
-                                      "timers": "thread (embedded default)",
+                                      "threads": threads, "timers": "thread (embedded default)",
                                       "conn_max_age": args.conn_max_age}}
     try:
         server.wait_ready()
         base = [PY, str(HERE / "api_load.py")]
         common = ["--tables-file", str(tables_file), "--base-url", server.url,
                   "--warmup", str(args.warmup), "--seed", str(args.seed)]
-        saturation = [
-            ("moves_saturation", ["moves", "--duration", str(args.duration)]),
-            ("trivial_saturation", ["trivial", "--duration", str(args.duration),
-                                    "--clients", str(args.tables)]),
-        ]
-        paced = [
-            ("moves_paced", ["moves", "--duration", str(args.paced_duration),
-                             "--rate", str(args.paced_rate)]),
-            ("trivial_paced", ["trivial", "--duration", str(args.paced_duration),
-                               "--clients", str(args.tables), "--rate", str(args.paced_rate)]),
-        ]
-        # Rounds alternate moves and trivial so that both meet the same weather (other
-        # processes on the machine); the summary takes each one's best round.
-        phases = saturation * args.rounds + (paced if args.paced_rate else [])
-        for name, extra in phases:
+
+        def phase(name: str, extra: list[str]) -> dict[str, Any]:
             gate = wait_quiet(args.idle_threshold, args.max_idle_wait)
             with CpuWatch(watch_db, server.proc.pid) as watch:
                 result = run_json(base + extra + common, env,
@@ -318,13 +308,31 @@ def http_phases(args: argparse.Namespace, env: dict[str, str], work: Path,
             ops = result["counts_with_warmup"].get("moves" if name.startswith("moves")
                                                    else "requests", 0)
             if ops:  # CPU per operation: what the weather changes least
-                result["server_cpu_ms_per_op"] = round(1000 * watch.result["server_cpu_s"] / ops, 2)
+                result["server_cpu_ms_per_op"] = round(1000 * watch.result["server_cpu_s"] / ops,
+                                                       2)
                 result["db_cpu_ms_per_op"] = round(1000 * watch.result["db_cpu_s"] / ops, 2)
             out.setdefault(name, []).append(result)
             log(f"{name}: " + ", ".join(f"{k} {result.get(k)}" for k in
                                         ("moves_per_s", "requests_per_s", "others_cpu_share",
-                                         "machine_busy_share")
-                                        if k in result))
+                                         "machine_busy_share") if k in result))
+            return result
+
+        def both(label: str, duration: float, rate: float) -> None:
+            paced = ["--rate", str(rate)] if rate else []
+            phase(f"moves_{label}", ["moves", "--duration", str(duration), *paced])
+            phase(f"trivial_{label}", ["trivial", "--duration", str(duration),
+                                       "--clients", str(args.tables), *paced])
+
+        # Rounds alternate moves and trivial so that both meet the same weather (other
+        # processes on the machine); the summary takes each one's best round.
+        for _ in range(args.rounds):
+            both("saturation", args.duration, 0)
+        if args.paced_rate:  # latency at the target rate
+            both("paced", args.paced_duration, args.paced_rate)
+        # Latency without queueing: both at half the moves' saturation throughput.
+        best = max(r["moves_per_s"] for r in out["moves_saturation"])
+        out["light_rate"] = max(2.0, round(best / 2, 1))
+        both("light", args.paced_duration, out["light_rate"])
         out["server"]["workers_at_end"] = server.workers()
     finally:
         server.stop()
@@ -377,6 +385,16 @@ def summarise(http: dict[str, Any] | None, svc: dict[str, Any] | None) -> dict[s
         ok["p99 < 50 ms at the paced rate"] = (
             mp["move_post"]["p99_ms"] is not None and mp["move_post"]["p99_ms"] < TARGETS["p99_ms"]
             and mp["moves_per_s"] >= 0.95 * mp["offered_rate"])
+    if http and "moves_light" in http:
+        ml, tl = http["moves_light"][0], http["trivial_light"][0]
+        s["light_rate"] = ml["offered_rate"]
+        s["http_moves_per_s_light"] = ml["moves_per_s"]
+        s["http_move_post_p50_ms_light"] = ml["move_post"]["p50_ms"]
+        s["http_move_post_p99_ms_light"] = ml["move_post"]["p99_ms"]
+        s["http_hand_get_p50_ms_light"] = ml.get("hand_get", {}).get("p50_ms")
+        s["http_hand_get_p99_ms_light"] = ml.get("hand_get", {}).get("p99_ms")
+        s["trivial_p50_ms_light"] = tl["trivial_post"]["p50_ms"]
+        s["trivial_p99_ms_light"] = tl["trivial_post"]["p99_ms"]
     if svc:
         s["services_moves_per_s"] = svc["services"]["moves_per_s"]
         s["services_ms_per_move"] = svc["services"]["ms_per_move"]
@@ -414,7 +432,8 @@ def main() -> None:
     parser.add_argument("--services-duration", type=float, default=10.0)
     parser.add_argument("--profile-seconds", type=float, default=5.0)
     parser.add_argument("--idle-threshold", type=float, default=0.25)
-    parser.add_argument("--max-idle-wait", type=float, default=180.0)
+    parser.add_argument("--max-idle-wait", type=float, default=120.0,
+                        help="longest wait for a quiet machine before each phase")
     parser.add_argument("--skip-http", action="store_true")
     parser.add_argument("--skip-services", action="store_true")
     parser.add_argument("--keep-db", action="store_true", help="keep the database afterwards")

@@ -195,7 +195,8 @@ def pct(values: list[float], q: float) -> float | None:
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
-    doc = json.loads(open(args.tables_file).read())
+    with open(args.tables_file) as fh:
+        doc = json.load(fh)
     base = args.base_url.rstrip("/")
     start = time.perf_counter()
     rec = Recorder(start, args.warmup, args.duration)

@@ -23,11 +23,11 @@ import argparse
 import cProfile
 import io
 import json
-import os
 import pstats
 import random
 import time
 import uuid
+from pathlib import Path
 from typing import Any
 
 from api_django import django_setup, make_tables
@@ -44,20 +44,22 @@ class Services:
         self.events = 0
         self.deals = 0
         self.queries: list[int] | None = None  # set to a list: count move_play's queries
+        self.prof: cProfile.Profile | None = None  # profile_loop: only the commands
 
     def step(self) -> None:
         from django.utils import timezone
 
         from games.models import Hand
-        from games.services import move_play, partie_tick
-        from games.services import store
+        from games.services import move_play, partie_tick, store
 
         t = self.tables[self.i % len(self.tables)]
         self.i += 1
         hand = Hand.objects.select_related("partie", "secret").get(pk=t["hand"].pk)
         if hand.status == Hand.Status.OVER:
             began = time.perf_counter()
+            self.prof and self.prof.enable()
             new = partie_tick(partie_id=hand.partie_id, at=timezone.now())
+            self.prof and self.prof.disable()
             self.deal_s += time.perf_counter() - began
             assert new is not None, "the next hand was not dealt"
             self.deals += 1
@@ -68,8 +70,10 @@ class Services:
         move = self.rng.choice(loaded.game.legal_moves(loaded.state)[seat])
         began = time.perf_counter()
         if self.queries is None:
+            self.prof and self.prof.enable()
             answer = move_play(hand_id=hand.pk, user=t["users"][seat], move=move,
                                seq=hand.last_seq, command_id=uuid.uuid4(), at=timezone.now())
+            self.prof and self.prof.disable()
         else:
             from django.db import connection
             from django.test.utils import CaptureQueriesContext
@@ -113,13 +117,91 @@ def services_bench(tables: list[dict[str, Any]], duration: float, warmup: float,
     }
 
 
-def query_counts(tables: list[dict[str, Any]], samples: int, seed: int) -> dict[str, Any]:
-    """Queries per ``move_play`` and per HTTP request (Django's test client, in process)."""
-    from django.db import connection
-    from django.test import Client
-    from django.test.utils import CaptureQueriesContext
+class InProcessHttp:
+    """The HTTP path without a server: Django's test client plays the tables' moves as their
+    people (GET the hand as the awaited player, POST his move), as api_load.py does."""
 
-    from api_django import session_key
+    def __init__(self, tables: list[dict[str, Any]], seed: int) -> None:
+        from api_django import session_key
+        from django.test import Client
+
+        self.tables = tables
+        self.rng = random.Random(seed)
+        self.i = 0
+        self.clients = {}
+        for t in tables:
+            for user in t["users"]:
+                c = Client()
+                c.cookies["sessionid"] = session_key(user)
+                self.clients[user.pk] = c
+        self.measure = False
+        self.get_q: list[int] = []
+        self.post_q: list[int] = []
+        self.get_ms: list[float] = []
+        self.post_ms: list[float] = []
+        self.get_cpu: list[float] = []
+        self.post_cpu: list[float] = []
+        self.moves = 0
+        self.prof: cProfile.Profile | None = None  # profile_loop: only GET + POST (+ deals)
+
+    def _timed(self, call: Any, queries: list[int], ms: list[float], cpu: list[float]) -> Any:
+        if not self.measure:
+            return call()
+        from django.db import connection
+        from django.test.utils import CaptureQueriesContext
+
+        connection.queries_log.clear()  # the log keeps 9,000 queries at most
+        with CaptureQueriesContext(connection) as q:
+            began, cpu0 = time.perf_counter(), time.process_time()
+            out = call()
+            ms.append(time.perf_counter() - began)
+            cpu.append(time.process_time() - cpu0)
+        queries.append(len(q.captured_queries))
+        return out
+
+    def step(self) -> None:
+        from django.utils import timezone
+
+        from games.models import Hand
+        from games.services import partie_tick, store
+
+        t = self.tables[self.i % len(self.tables)]
+        self.i += 1
+        hand = Hand.objects.select_related("partie", "secret").get(pk=t["hand"].pk)
+        if hand.status == Hand.Status.OVER:
+            self.prof and self.prof.enable()
+            t["hand"] = partie_tick(partie_id=hand.partie_id, at=timezone.now())
+            self.prof and self.prof.disable()
+            return
+        # Not measured: who is awaited (the load generator finds him by reading the hand).
+        loaded = store.load(hand)
+        seat = loaded.game.to_act(loaded.state)[0]
+        c = self.clients[t["users"][seat].pk]
+        url = f"/api/hands/{hand.pk}/"
+        self.prof and self.prof.enable()
+        v = self._timed(lambda: c.get(url).json(), self.get_q, self.get_ms, self.get_cpu)
+        body = {"command_id": str(uuid.uuid4()), "seq": v["seq"],
+                "move": self.rng.choice(v["legal_moves"])}
+        r = self._timed(lambda: c.post(f"{url}moves", body, content_type="application/json"),
+                        self.post_q, self.post_ms, self.post_cpu)
+        self.prof and self.prof.disable()
+        assert r.status_code == 201, r.content
+        self.moves += 1
+
+    def run(self, seconds: float) -> None:
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            self.step()
+
+
+def _mean(xs: list[float], scale: float = 1.0) -> float:
+    return round(scale * sum(xs) / len(xs), 2) if xs else 0.0
+
+
+def query_counts(tables: list[dict[str, Any]], samples: int, seed: int) -> dict[str, Any]:
+    """Queries, time and CPU per ``move_play`` and per HTTP request (in process)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
 
     svc = Services(tables, seed)
     svc.queries = []
@@ -129,56 +211,15 @@ def query_counts(tables: list[dict[str, Any]], samples: int, seed: int) -> dict[
         "move_play_queries_mean": round(sum(svc.queries) / len(svc.queries), 1),
         "move_play_queries_max": max(svc.queries),
     }
-
-    # The HTTP path in process: GET the hand as the awaited player, POST his move.
-    t = tables[0]
-    clients = []
-    for user in t["users"]:
-        c = Client()
-        c.cookies["sessionid"] = session_key(user)
-        clients.append(c)
-    gets, posts, get_ms, post_ms, get_cpu, post_cpu = [], [], [], [], [], []
-    rng = random.Random(seed)
-    for _ in range(samples):
-        hand = t["hand"]
-        hand.refresh_from_db()
-        if hand.status == "over":
-            from django.utils import timezone
-
-            from games.services import partie_tick
-
-            t["hand"] = partie_tick(partie_id=hand.partie_id, at=timezone.now())
-            continue
-        for c in clients:
-            connection.queries_log.clear()
-            with CaptureQueriesContext(connection) as q:
-                began, cpu = time.perf_counter(), time.process_time()
-                v = c.get(f"/api/hands/{hand.pk}/").json()
-                elapsed, cpu = time.perf_counter() - began, time.process_time() - cpu
-            if v["your_seat"] in v["to_act"] and v["legal_moves"]:
-                gets.append(len(q.captured_queries))
-                get_ms.append(elapsed)
-                get_cpu.append(cpu)
-                body = {"command_id": str(uuid.uuid4()), "seq": v["seq"],
-                        "move": rng.choice(v["legal_moves"])}
-                connection.queries_log.clear()
-                with CaptureQueriesContext(connection) as q:
-                    began, cpu = time.perf_counter(), time.process_time()
-                    r = c.post(f"/api/hands/{hand.pk}/moves", body,
-                               content_type="application/json")
-                    elapsed, cpu = time.perf_counter() - began, time.process_time() - cpu
-                assert r.status_code == 201, r.content
-                posts.append(len(q.captured_queries))
-                post_ms.append(elapsed)
-                post_cpu.append(cpu)
-                break
-
-    def mean(xs: list[float]) -> float:
-        return round(sum(xs) / len(xs), 2) if xs else 0.0
-
+    http = InProcessHttp(tables[:10], seed)
+    http.measure = True
+    while len(http.post_q) < samples:
+        http.step()
     # The trivial endpoint the same way (CPU of this process: Django + DRF + the ORM).
-    trivial_q, trivial_ms, trivial_cpu = [], [], []
-    c = clients[0]
+    trivial_q: list[int] = []
+    trivial_ms: list[float] = []
+    trivial_cpu: list[float] = []
+    c = next(iter(http.clients.values()))
     for i in range(samples):
         connection.queries_log.clear()
         with CaptureQueriesContext(connection) as q:
@@ -189,62 +230,72 @@ def query_counts(tables: list[dict[str, Any]], samples: int, seed: int) -> dict[
         trivial_q.append(len(q.captured_queries))
         trivial_ms.append(elapsed)
         trivial_cpu.append(cpu)
-
-    def ms(xs: list[float]) -> float:
-        return mean([x * 1000 for x in xs])
-
     out.update({
-        "note": "in process (Django's test client, no server, no new connection per request)",
-        "http_get_hand_queries": mean(gets), "http_post_move_queries": mean(posts),
-        "trivial_post_queries": mean(trivial_q),
-        "http_get_hand_ms": ms(get_ms), "http_get_hand_cpu_ms": ms(get_cpu),
-        "http_post_move_ms": ms(post_ms), "http_post_move_cpu_ms": ms(post_cpu),
-        "trivial_post_ms": ms(trivial_ms), "trivial_post_cpu_ms": ms(trivial_cpu),
+        "note": "in process: Django's test client, no server, the connection kept",
+        "http_get_hand_queries": _mean(http.get_q), "http_post_move_queries": _mean(http.post_q),
+        "trivial_post_queries": _mean(trivial_q),
+        "http_get_hand_ms": _mean(http.get_ms, 1000),
+        "http_get_hand_cpu_ms": _mean(http.get_cpu, 1000),
+        "http_post_move_ms": _mean(http.post_ms, 1000),
+        "http_post_move_cpu_ms": _mean(http.post_cpu, 1000),
+        "trivial_post_ms": _mean(trivial_ms, 1000),
+        "trivial_post_cpu_ms": _mean(trivial_cpu, 1000),
     })
     return out
 
 
-def profile_services(tables: list[dict[str, Any]], seconds: float, path: str,
-                     seed: int) -> dict[str, Any]:
-    svc = Services(tables, seed)
-    prof = cProfile.Profile()
-    prof.enable()
-    svc.run(seconds)
-    prof.disable()
+# Where a move's CPU goes: cumulative time of these functions (file name ends with, name).
+PROFILE_POINTS = {
+    ("django/contrib/auth/__init__.py", "get_user"): "auth: session + user lookup",
+    ("games/api/views.py", "get"): "GET /api/hands/<id>/ view",
+    ("games/api/views.py", "post"): "POST /api/hands/<id>/moves view",
+    ("games/selectors.py", "hand_view"): "selectors.hand_view (load + view)",
+    ("games/services/moves.py", "move_play"): "services.move_play (the command)",
+    ("games/services/store.py", "load"): "store.load (event rows + replay)",
+    ("games/services/store.py", "hand_deck"): "store.hand_deck (seat count + deal)",
+    ("games/services/store.py", "append"): "store.append (seal + insert)",
+    ("games/services/advance.py", "advance"): "advance (forced moves, deadline)",
+    ("games/services/advance.py", "table_for"): "advance.table_for (seats query)",
+    ("games/services/chips.py", "post_payments"): "chips.post_payments (ledger entries)",
+    ("games/services/parties.py", "hand_deal"): "parties.hand_deal (next hand)",
+    ("games/engine/commere.py", "replay"): "engine replay (Ma commère)",
+    ("games/engine/comet.py", "replay"): "engine replay (Comet)",
+    ("games/engine/commere.py", "decide"): "engine decide (Ma commère)",
+    ("games/engine/comet.py", "decide"): "engine decide (Comet)",
+    ("games/engine/deal.py", "deal_from_seed"): "engine deal_from_seed",
+    ("django/db/models/sql/compiler.py", "as_sql"): "ORM: SQL compilation",
+    ("django/db/backends/utils.py", "_execute"): "DB: execute (driver + round trip)",
+    ("django/db/models/query.py", "_fetch_all"): "ORM: fetch + model building (with DB)",
+    ("rest_framework/response.py", "rendered_content"): "DRF: JSON rendering",
+}
+
+
+def profile_loop(runner: Any, seconds: float, path: str) -> dict[str, Any]:
+    """cProfile (CPU time of this process) of ``runner.run(seconds)``: each PROFILE_POINTS
+    function's share of the CPU (cumulative; the shares overlap, callers include callees)."""
+    prof = cProfile.Profile(timer=time.process_time)
+    runner.prof = prof  # the runner profiles only what it measures (not its own reads)
+    runner.run(seconds)
     prof.dump_stats(path)
-    total = svc.move_s
     stats = pstats.Stats(prof)
-    # Cumulative time of the functions that tell where a command's time goes.
-    wanted = {
-        ("moves.py", "move_play"): "move_play",
-        ("store.py", "load"): "store.load (events query + replay)",
-        ("store.py", "hand_deck"): "store.hand_deck (seats count + deal from seed)",
-        ("store.py", "append"): "store.append (seal + bulk insert)",
-        ("advance.py", "advance"): "advance (forced moves, deadline)",
-        ("advance.py", "apply_move"): "apply_move (decide + append + chips)",
-        ("advance.py", "table_for"): "table_for (seats query)",
-        ("chips.py", "post_payments"): "chips.post_payments (ledger)",
-        ("base.py", "_execute"): "django cursor execute (all SQL)",
-        ("transaction.py", "__exit__"): "transaction exit (COMMIT)",
-        ("query.py", "_fetch_all"): "ORM fetch + model building",
-    }
+    total = stats.total_tt  # type: ignore[attr-defined]
     found: dict[str, float] = {}
     for (filename, _line, name), (_cc, _nc, _tt, ct, _callers) in stats.stats.items():  # type: ignore[attr-defined]
-        key = (os.path.basename(filename), name)
-        if key in wanted and ("games" in filename or "django" in filename):
-            label = wanted[key]
-            found[label] = max(found.get(label, 0.0), ct)
-    per_move = {label: round(1000 * ct / max(1, svc.moves), 3) for label, ct in found.items()}
+        for (suffix, fname), label in PROFILE_POINTS.items():
+            if name == fname and filename.endswith(suffix):
+                found[label] = found.get(label, 0.0) + ct
+    moves = max(1, runner.moves)
     text = io.StringIO()
-    pstats.Stats(prof, stream=text).sort_stats("tottime").print_stats(25)
-    with open(path + ".txt", "w") as fh:
-        fh.write(text.getvalue())
-        text = io.StringIO()
-        pstats.Stats(prof, stream=text).sort_stats("cumulative").print_stats(45)
-        fh.write(text.getvalue())
-    return {"moves": svc.moves, "move_play_s_under_profiler": round(total, 3),
-            "ms_per_move_by_function": dict(sorted(per_move.items(), key=lambda kv: -kv[1])),
-            "stats_file": path, "text_file": path + ".txt"}
+    pstats.Stats(prof, stream=text).sort_stats("tottime").print_stats(30)
+    pstats.Stats(prof, stream=text).sort_stats("cumulative").print_stats(60)
+    Path(path + ".txt").write_text(text.getvalue())
+    return {
+        "moves": runner.moves,
+        "cpu_ms_per_move_under_profiler": round(1000 * total / moves, 2),
+        "share_of_cpu": {label: round(ct / total, 3) for label, ct in
+                         sorted(found.items(), key=lambda kv: -kv[1])} if total else {},
+        "stats_file": path, "text_file": path + ".txt",
+    }
 
 
 _ES_CLASSES: tuple[Any, Any] | None = None
@@ -368,7 +419,11 @@ def main() -> None:
     out["eventsourcing_get_append"] = runs["eventsourcing_get_append"][0]
     out["queries"] = query_counts(tables, args.query_samples, args.seed)
     if args.profile:
-        out["profile"] = profile_services(tables, args.profile_seconds, args.profile, args.seed)
+        out["profile_services"] = profile_loop(Services(tables, args.seed), args.profile_seconds,
+                                               args.profile)
+        out["profile_http_in_process"] = profile_loop(
+            InProcessHttp(tables[:10], args.seed), args.profile_seconds,
+            args.profile.replace(".prof", "") + "_http.prof")
     with open(args.out, "w") as fh:
         json.dump(out, fh)
 

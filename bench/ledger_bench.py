@@ -3,7 +3,7 @@
     .venv/bin/python bench/ledger_bench.py [--postings 1000000] [--entries 3000] [--keep]
 
 It uses the server of DATABASE_URL (default postgres://postgres@127.0.0.1:5432/academie), in a
-throwaway database of its own (``<name>_bench``, dropped at the end unless --keep), migrated
+throwaway database of its own (``<name>_ledger_bench``, dropped at the end unless --keep), migrated
 with the project's migrations so that every trigger is in place.
 
 1. History: a club with a bank, 1,000 wallets and 100 pots, and N/2 entries of two postings
@@ -13,8 +13,9 @@ with the project's migrations so that every trigger is in place.
 2. Reads through ledger.selectors (ORM included), over random accounts: balance now, balance as
    of a random past time, a statement page (100 lines), a whole wallet statement; p50 and p99.
 3. Writes through ledger.services.transfer (locks, triggers, deferred checks, commit): from one
-   client with one commit per entry and with 10 entries per transaction; from 4 client
-   processes on separate wallets, and on the same 4 wallets (contended).
+   client with one commit per entry and with 10 entries per transaction, and through
+   ledger.services.entries_post in batches of 100; from 4 client processes on separate
+   wallets, and on the same 4 wallets (contended).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ WALLETS, POTS, CLUB = 1000, 100, "bench"
 
 def bench_url(base_url: str) -> tuple[str, str]:
     url = urlparse(base_url)
-    name = f"{url.path.lstrip('/') or 'academie'}_bench"
+    name = f"{url.path.lstrip('/') or 'academie'}_ledger_bench"
     return urlunparse(url._replace(path=f"/{name}")), name
 
 
@@ -249,6 +250,31 @@ def post_entries(wallet_ids: list[int], count: int, per_transaction: int, tag: s
     return time.perf_counter() - started
 
 
+def post_batches(wallet_ids: list[int], count: int, size: int, tag: str) -> float:
+    """Post ``count`` transfers with ledger.services.entries_post, ``size`` per call."""
+    from ledger import services
+    from ledger.models import Account
+
+    rng = random.Random(tag)
+    wallets = list(Account.objects.filter(pk__in=wallet_ids))
+    started = time.perf_counter()
+    for batch in range(0, count, size):
+        requests = []
+        for n in range(batch, min(count, batch + size)):
+            payer, payee = rng.sample(wallets, 2)
+            amount = rng.randint(1, 10)
+            requests.append(
+                services.EntryRequest(
+                    postings=[(payer, -amount), (payee, amount)],
+                    memo="bench",
+                    source="bench:write",
+                    idempotency_key=f"{tag}:{n}",
+                )
+            )
+        services.entries_post(entries=requests)
+    return time.perf_counter() - started
+
+
 def client_process(
     database_url: str, wallet_ids: list[int], count: int, tag: str, start: Any, out: Any
 ) -> None:
@@ -364,25 +390,24 @@ def run(database_url: str, args: argparse.Namespace) -> None:
     for label, figures in measure_reads(args.reads).items():
         print(f"| {label} | {figures['p50']:.2f} | {figures['p99']:.2f} |")
 
-    print(
-        f"\n## Writes (ledger.services.transfer, {args.entries:,} entries per test, table at "
-        f"{total:,}+ postings)\n"
-    )
+    print(f"\n## Writes ({args.entries:,} entries per test, table at {total:,}+ postings)\n")
     print("| clients | entries/s |\n|---|---:|")
     single = funded_wallets("bench-one", 200)
     rate = args.entries / post_entries(single, args.entries, 1, "one")
-    print(f"| 1 client, one commit per entry | {rate:,.0f} |")
+    print(f"| 1 client, transfer, one commit per entry | {rate:,.0f} |")
     rate = args.entries / post_entries(single, args.entries, 10, "batch")
-    print(f"| 1 client, 10 entries per transaction | {rate:,.0f} |")
+    print(f"| 1 client, transfer, 10 entries per transaction | {rate:,.0f} |")
+    rate = args.entries * 5 / post_batches(single, args.entries * 5, 100, "bulk")
+    print(f"| 1 client, entries_post of 100 entries (one transaction each) | {rate:,.0f} |")
     connection.close()
     separate = [funded_wallets(f"bench-four-{i}", 50) for i in range(4)]
     connection.close()
     rate = concurrent_rate(database_url, separate, args.entries // 4, "four")
-    print(f"| 4 client processes, separate wallets, one commit per entry | {rate:,.0f} |")
+    print(f"| 4 client processes, transfer, separate wallets, one commit per entry | {rate:,.0f} |")
     shared = funded_wallets("bench-shared", 4)
     connection.close()
     rate = concurrent_rate(database_url, [shared] * 4, args.entries // 4, "shared")
-    print(f"| 4 client processes, the same 4 wallets (contended) | {rate:,.0f} |")
+    print(f"| 4 client processes, transfer, the same 4 wallets (contended) | {rate:,.0f} |")
     findings = books_audit()
     assert all(f.ok for f in findings), [f for f in findings if not f.ok]
     print(

@@ -107,21 +107,29 @@ class Procs:
             time.sleep(0.1)
         raise RuntimeError(f"{log} not ready after {timeout} s:\n{log.read_text()[-3000:]}")
 
-    def cpu_seconds(self) -> dict[str, float]:
-        """CPU time (user + system) used so far by each process group (a worker and its pool)."""
+    def cpu_seconds(self, database: str) -> dict[str, float]:
+        """CPU time (user + system) used so far by each process group (a worker and its pool),
+        by the PostgreSQL backends still connected to ``database`` (the workers keep theirs)
+        and by the Redis server (since it started: take differences)."""
         tick = os.sysconf("SC_CLK_TCK")
         groups = {p.pid: name for name, p, _ in self.procs}
-        used = dict.fromkeys(groups.values(), 0.0)
+        used = dict.fromkeys([*groups.values(), "postgres_backends", "redis_server"], 0.0)
         for entry in Path("/proc").iterdir():
             if not entry.name.isdigit():
                 continue
             try:
                 fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
             except OSError:
                 continue
+            seconds = (int(fields[11]) + int(fields[12])) / tick
             pgid = int(fields[2])
             if pgid in groups:
-                used[groups[pgid]] += (int(fields[11]) + int(fields[12])) / tick
+                used[groups[pgid]] += seconds
+            elif cmdline.startswith("postgres: ") and f" {database} " in cmdline:
+                used["postgres_backends"] += seconds
+            elif cmdline.startswith("redis-server"):
+                used["redis_server"] += seconds
         return {k: round(v, 2) for k, v in used.items()}
 
     def stop(self) -> None:
@@ -199,6 +207,7 @@ def main() -> None:
     procs = Procs(env, logdir)
     result: dict[str, Any] = {"command": " ".join([sys.executable, *sys.argv]),
                               "args": vars(args), "load_average_before": os.getloadavg()}
+    redis_cpu_before = procs.cpu_seconds(args.db)["redis_server"]
     try:
         for i in range(args.workers):
             log = procs.start(f"worker{i}", [
@@ -243,7 +252,9 @@ def main() -> None:
             pk__in=ids, status=Partie.Status.PLAYING).count()
         result["overdue_deadlines_at_stop"] = Hand.objects.filter(
             partie__in=ids, status=Hand.Status.PLAYING, deadline__lt=now).count()
-        result["cpu_seconds"] = procs.cpu_seconds()
+        cpu = procs.cpu_seconds(args.db)
+        cpu["redis_server"] = round(cpu["redis_server"] - redis_cpu_before, 2)
+        result["cpu_seconds"] = cpu
         result["load_average"] = os.getloadavg()
     finally:
         procs.stop()

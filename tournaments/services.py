@@ -176,10 +176,15 @@ def soiree_tick(*, soiree: Soiree, at: datetime) -> None:
         lo, hi = get_game(soiree.game).MIN_SEATS, get_game(soiree.game).MAX_SEATS
         ante = int(_partie_options(soiree).get("ante", 1))
         time_left = at < soiree.ends_at
+        placed: set[Any] = set()  # seated at a new partie by this tick
         for number, table in sorted(latest.items()):
             if table.partie.status != Partie.Status.OVER or not time_left:
                 continue
-            people = [s.player for s in table.partie.seats.select_related("player") if not s.bot]
+            # Not the ones an earlier table of this tick took from "waiting" (tables whose
+            # parties ended together): partie_start would refuse a player seated twice, and
+            # the failed tick would stop the whole evening.
+            people = [s.player for s in table.partie.seats.select_related("player")
+                      if not s.bot and s.player_id not in placed]
             people += [u for u in waiting if u not in people]
             # A broke player sits out: he would end the next partie before its first hand.
             people = [u for u in people if _wallet(soiree, u) >= ante][:hi]
@@ -191,6 +196,7 @@ def soiree_tick(*, soiree: Soiree, at: datetime) -> None:
             if bot_table:
                 bots = max(bots, _best_low(soiree))  # a demo table of bots plays on
             _start_table(soiree, number, table.round + 1, people, bots, at)
+            placed.update(u.pk for u in people)
         latest = _latest_tables(soiree)
         if all(t.partie.status == Partie.Status.OVER for t in latest.values()):
             soiree_finish(soiree=soiree, at=at)

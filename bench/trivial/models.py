@@ -6,3 +6,6 @@ class Row(models.Model):
 
     value = models.IntegerField()
     created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"row {self.pk}: {self.value}"

@@ -14,6 +14,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from games.models import Hand, HandEvent, Partie, Seat
 from ledger import services as ledger
 from ledger.models import Account, JournalEntry
+from ledger.services import EntryRequest
 
 
 def bot_user(name: str, index: int, table: str) -> AbstractBaseUser:
@@ -56,21 +57,26 @@ def _account(partie: Partie, seats: dict[int, Seat], side: Any) -> Account:
 
 
 def post_payments(*, partie: Partie, hand: Hand, sealed: Sequence[dict[str, Any]]) -> None:
-    """Post the ``pay`` events among ``sealed`` (nothing moved, nothing posted: the shortfall of
-    a payer who held nothing is kept in the event itself)."""
+    """Post the ``pay`` events among ``sealed``, all in one batch (nothing moved, nothing
+    posted: the shortfall of a payer who held nothing is kept in the event itself)."""
     pays = [e for e in sealed if e["type"] == "pay" and e["amount"] > 0]
     if not pays:
         return
     seats = {s.number: s for s in partie.seats.select_related("player")}
+    requests = []
     for e in pays:
         memo = f"{e['reason']}: hand {hand.number} of {partie.table_label}"
         if e["short"]:
-            memo += f" (owed {e['amount'] + e['short']}, paid {e['amount']}, shortfall {e['short']})"
-        ledger.transfer(
-            payer=_account(partie, seats, e["from"]), payee=_account(partie, seats, e["to"]),
-            amount=e["amount"], memo=memo, source=f"hand:{hand.pk}/event:{e['seq']}",
+            owed = e["amount"] + e["short"]
+            memo += f" (owed {owed}, paid {e['amount']}, shortfall {e['short']})"
+        amount = e["amount"]
+        requests.append(EntryRequest(
+            postings=[(_account(partie, seats, e["from"]), -amount),
+                      (_account(partie, seats, e["to"]), amount)],
+            memo=memo, source=f"hand:{hand.pk}/event:{e['seq']}",
             idempotency_key=f"hand:{hand.pk}:{e['seq']}",
-        )
+        ))
+    ledger.entries_post(entries=requests)
 
 
 def share_pot(*, partie: Partie, seats: Sequence[Seat], last_banker: int, at: datetime) -> None:

@@ -6,12 +6,13 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from django.contrib.auth.models import User
-from django.db import IntegrityError
+from django.db import IntegrityError, transaction
 
 from ledger.exceptions import AlreadyReversed, InvalidEntry
 from ledger.models import Account, AccountKind, JournalEntry
 from ledger.services.accounts import bank_get_or_create
 from ledger.services.writer import (
+    EntryRequest,
     Line,
     Plan,
     check_amount,
@@ -21,6 +22,7 @@ from ledger.services.writer import (
     signature,
     validated,
     write,
+    write_many,
 )
 
 
@@ -58,6 +60,33 @@ def entry_post(
     )
     assert entry is not None  # a plan with lines always writes
     return entry
+
+
+def entries_post(
+    *, entries: Sequence[EntryRequest], at: datetime | None = None
+) -> list[JournalEntry]:
+    """Post many entries at once, all or nothing, in order: e.g. every payment of a move.
+
+    Each behaves as ``entry_post`` would (idempotent per key, funds checked on the balances the
+    earlier entries of the batch leave), but the batch costs a handful of statements instead
+    of five per entry. Returns the entries in the order asked.
+    """
+    try:
+        return write_many(requests=entries, at=at)
+    except IntegrityError:
+        # A concurrent transaction took one of the keys: post them one at a time, still all or
+        # nothing, so that each key answers like a retry (or an IdempotencyConflict).
+        with transaction.atomic():
+            return [
+                entry_post(
+                    postings=r.postings,
+                    memo=r.memo,
+                    source=r.source,
+                    idempotency_key=r.idempotency_key,
+                    at=at,
+                )
+                for r in entries
+            ]
 
 
 def transfer(

@@ -388,3 +388,62 @@ def test_accounts_are_one_per_club_and_owner(alice: object) -> None:
         services.pot_get_or_create(club_key="club-a", ref="partie:3").name
         == "Pot partie:3 @ club-a"
     )
+
+
+def test_a_batch_of_entries_posts_in_order_all_or_nothing(
+    wallet_a: Account, wallet_b: Account, pot: Account, bank: Account, key: Key
+) -> None:
+    keys = [key() for _ in range(3)]
+    batch = [
+        services.EntryRequest(
+            postings=[(bank, -50), (wallet_a, 50)], memo="buy", source="b", idempotency_key=keys[0]
+        ),
+        services.EntryRequest(
+            postings=[(wallet_a, -30), (pot, 30)], memo="ante", source="b", idempotency_key=keys[1]
+        ),
+        services.EntryRequest(
+            postings=[(pot, -30), (wallet_b, 30)], memo="won", source="b", idempotency_key=keys[2]
+        ),
+    ]
+    entries = services.entries_post(entries=batch)
+    assert [e.idempotency_key for e in entries] == keys
+    assert [balance(a) for a in (wallet_a, wallet_b, pot, bank)] == [20, 30, 0, -50]
+    assert wallet_a.balance == 20 and pot.balance == 0
+    assert [p.balance_after for p in selectors.account_statement(account=pot)] == [30, 0]
+    again = services.entries_post(entries=batch)  # a retry posts nothing
+    assert [e.pk for e in again] == [e.pk for e in entries]
+    assert JournalEntry.objects.count() == 3
+
+
+def test_a_batch_that_runs_out_of_chips_writes_nothing(
+    wallet_a: Account, pot: Account, fund: Fund, key: Key
+) -> None:
+    fund(wallet_a, 40)
+    before = JournalEntry.objects.count()
+    batch = [
+        services.EntryRequest(
+            postings=[(wallet_a, -30), (pot, 30)], memo="ante", source="b", idempotency_key=key()
+        ),
+        services.EntryRequest(
+            postings=[(wallet_a, -30), (pot, 30)], memo="ante", source="b", idempotency_key=key()
+        ),
+    ]
+    with pytest.raises(InsufficientChips, match="holds 10, this entry takes 30"):
+        services.entries_post(entries=batch)
+    assert JournalEntry.objects.count() == before
+    assert balance(wallet_a) == 40
+
+
+def test_a_batch_needs_one_key_per_entry_and_respects_earlier_keys(
+    wallet_a: Account, bank: Account, key: Key
+) -> None:
+    k = key()
+    one = services.EntryRequest(
+        postings=[(bank, -5), (wallet_a, 5)], memo="m", source="b", idempotency_key=k
+    )
+    with pytest.raises(InvalidEntry, match="its own idempotency key"):
+        services.entries_post(entries=[one, one])
+    services.buy_in(wallet=wallet_a, amount=7, source="b", idempotency_key=k)
+    with pytest.raises(IdempotencyConflict):
+        services.entries_post(entries=[one])
+    assert services.entries_post(entries=[]) == []

@@ -155,6 +155,31 @@ class Books(RuleBasedStateMachine):
             services.cash_out(wallet=wallet, amount=amount, source="h", idempotency_key=self.key())
             self.move(wallet, self.bank, amount)
 
+    @rule(moves=st.lists(st.tuples(player, player, chips), min_size=1, max_size=4))
+    def a_batch_of_transfers(self, moves: list[tuple[int, int, int]]) -> None:
+        moves = [(a, b, n) for a, b, n in moves if a != b]
+        if not moves:
+            return
+        requests = [
+            services.EntryRequest(
+                postings=[(self.wallets[a], -n), (self.wallets[b], n)],
+                memo="batch",
+                source="h",
+                idempotency_key=self.key(),
+            )
+            for a, b, n in moves
+        ]
+        after = dict(self.model)
+        for a, b, n in moves:
+            after[self.wallets[a].pk] -= n
+            after[self.wallets[b].pk] += n
+            if after[self.wallets[a].pk] < 0:
+                with pytest.raises(InsufficientChips):
+                    services.entries_post(entries=requests)
+                return
+        self.reversible.extend(services.entries_post(entries=requests))
+        self.model = after
+
     @rule(data=st.data())
     def retry(self, data: st.DataObject) -> None:
         if not self.calls:

@@ -1,0 +1,291 @@
+"""The soirée clock and the partie's rhythm, on a stopped clock moved by hand (time-machine).
+
+No Celery here (ACADEMIE_TIMERS=off): the tests run what beat runs, the deadline sweeper and
+the soirée clock, at the times they choose. Nobody at these tables moves in time (people who
+never play, bots of kind "timeout"), so a hand lasts exactly as long as its deadlines say.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+from django.urls import reverse
+from django.utils import timezone
+
+from games.models import Hand, Partie
+from games.services import partie_tick
+from games.tasks import sweep_deadlines
+from ledger import selectors as ledger_selectors
+from tournaments import services
+from tournaments.models import Soiree, SoireeTable
+from tournaments.tasks import soiree_clock
+
+from .conftest import START, parse_at, soiree_parties, timeline
+
+pytestmark = pytest.mark.django_db
+
+TIMEOUT = timedelta(seconds=1)
+PAUSE = timedelta(seconds=5)
+OPENS = START + timedelta(minutes=10)
+
+
+def _soiree(club: Any, *, lasts: timedelta = timedelta(hours=2), **kwargs: Any) -> Soiree:
+    kwargs.setdefault("game", "comet")
+    kwargs.setdefault("bot_kind", "timeout")
+    kwargs.setdefault("forced_move_delay", timedelta(0))
+    kwargs.setdefault("comet_window", timedelta(0))
+    return services.soiree_create(
+        club=club, name="Soirée d'essai", starts_at=OPENS, ends_at=OPENS + lasts,
+        move_timeout=TIMEOUT, pause_between_hands=PAUSE, **kwargs)
+
+
+def _beat(clock: Any, *, until: Callable[[], bool], limit: float = 600,
+          step: float = 0.5, sweep: bool = True, soirees: bool = True) -> None:
+    """What Celery beat does: every ``step`` seconds the deadline sweeper and the soirée
+    clock; stops once ``until()`` holds (fails after ``limit`` seconds of clock time)."""
+    end = timezone.now() + timedelta(seconds=limit)
+    while not until():
+        assert timezone.now() < end, f"not done after {limit} s of clock time"
+        clock.shift(step)
+        if sweep:
+            sweep_deadlines()
+        if soirees:
+            soiree_clock()
+
+
+def _tables(soiree: Soiree) -> list[SoireeTable]:
+    return list(SoireeTable.objects.filter(soiree=soiree).select_related("partie"))
+
+
+def _hands(soiree: Soiree) -> Any:
+    return Hand.objects.filter(partie__soiree_table__soiree=soiree)
+
+
+def _status(soiree: Soiree) -> str:
+    soiree.refresh_from_db()
+    return soiree.status
+
+
+def _seated(partie: Partie) -> list[str]:
+    return [s.player.username for s in partie.seats.select_related("player")]
+
+
+def _people(partie: Partie) -> list[str]:
+    return sorted(s.player.username for s in partie.seats.select_related("player") if not s.bot)
+
+
+def test_the_soiree_opens_at_its_start_time_and_not_before(clock, club, members):
+    soiree = _soiree(club)
+    for user in members(2):
+        services.checkin(soiree=soiree, user=user, at=timezone.now())
+
+    clock.move_to(OPENS - timedelta(milliseconds=1))
+    soiree_clock()
+    assert _status(soiree) == Soiree.Status.SCHEDULED
+    assert not _tables(soiree)
+
+    clock.move_to(OPENS)
+    soiree_clock()
+    soiree.refresh_from_db()
+    assert soiree.status == Soiree.Status.OPEN and soiree.opened_at == OPENS
+    assert soiree.seating_seed
+    (table,) = _tables(soiree)  # two people and a bot: one Comet table
+    assert _people(table.partie) == ["member1", "member2"]
+    assert len(_seated(table.partie)) == 3
+    (hand,) = _hands(soiree)
+    assert hand.number == 1 and hand.status == Hand.Status.PLAYING
+    assert hand.deadline == OPENS + TIMEOUT  # the first decision's time runs from the deal
+    assert parse_at(hand.events.order_by("seq").first().at) == OPENS
+
+
+def test_the_next_hand_waits_for_the_pause_between_hands(clock, club):
+    soiree = _soiree(club, deals_per_partie=2)  # nobody: a demo table of bots
+    clock.move_to(OPENS)
+    soiree_clock()
+    (table,) = _tables(soiree)
+    partie = table.partie
+    hand = partie.hands.get()
+    while hand.status == Hand.Status.PLAYING:  # every decision times out at its deadline
+        clock.move_to(hand.deadline)
+        assert sweep_deadlines() == 1
+        hand.refresh_from_db()
+    partie.refresh_from_db()
+    assert partie.next_hand_at == hand.ended_at + PAUSE
+
+    clock.move_to(partie.next_hand_at - timedelta(milliseconds=1))
+    assert partie_tick(partie_id=partie.pk, at=timezone.now()) is None
+    assert sweep_deadlines() == 0
+    soiree_clock()
+    assert partie.hands.count() == 1
+
+    clock.move_to(partie.next_hand_at)
+    assert sweep_deadlines() == 1  # the sweeper deals it when nobody else has
+    second = partie.hands.get(number=2)
+    assert parse_at(second.events.order_by("seq").first().at) == partie.next_hand_at
+    line = timeline([partie.pk])
+    assert line.problems(timeout=TIMEOUT) == []
+    assert all(a.lag == 0 for a in line.answers)
+
+
+def test_at_the_closing_time_no_new_hand_is_dealt_and_the_hand_in_progress_finishes(
+        clock, club):
+    # A Comet hand of three time-out bots lasts at least eleven seconds: it is still being
+    # played when the soirée's closing time comes, five seconds after the start.
+    soiree = _soiree(club, lasts=timedelta(seconds=5))
+    clock.move_to(OPENS)
+    soiree_clock()
+    (hand,) = _hands(soiree)
+    _beat(clock, until=lambda: timezone.now() >= soiree.ends_at)
+    hand.refresh_from_db()
+    assert hand.status == Hand.Status.PLAYING
+    assert _status(soiree) == Soiree.Status.OPEN
+
+    _beat(clock, until=lambda: _status(soiree) == Soiree.Status.CLOSED)
+    hand.refresh_from_db()
+    assert hand.status == Hand.Status.OVER and hand.ended_at > soiree.ends_at
+    assert _hands(soiree).count() == 1  # no hand after the closing time
+    (table,) = _tables(soiree)
+    assert table.round == 1 and table.partie.status == Partie.Status.OVER
+    assert table.partie.ended_at >= hand.ended_at + PAUSE  # closed when the next was due
+    soiree.refresh_from_db()
+    assert soiree.closed_at >= table.partie.ended_at
+    assert {row["player"] for row in soiree.standings["players"]} \
+        == set(_seated(table.partie))
+    assert sum(row["net"] for row in soiree.standings["players"]) == 0
+
+
+def _assert_standings_match_the_ledger(soiree: Soiree) -> None:
+    settle = ledger_selectors.settlement(club_key=soiree.club.slug, since=soiree.opened_at,
+                                         until=soiree.closed_at + timedelta(seconds=1))
+    ledger_nets = {n.account.owner.get_username(): n.net for n in settle.nets
+                   if n.account.owner_id}
+    assert all(n.account.owner_id for n in settle.nets), "a pot kept chips"
+    standings = {row["player"]: row["net"] for row in soiree.standings["players"]}
+    assert {p: n for p, n in standings.items() if n} == ledger_nets
+    assert {row["player"]: row["net"] for row in soiree.settlement["nets"]} == ledger_nets
+    assert sum(t["amount"] for t in soiree.settlement["transfers"]) \
+        == sum(n for n in ledger_nets.values() if n > 0)
+    call_command("verify_hands", "--quiet")
+    call_command("check_books")
+
+
+@pytest.mark.parametrize("game", ["comet", "commere"])
+def test_an_evening_runs_from_opening_to_closing_on_the_clock_alone(clock, club, members,
+                                                                    game):
+    """Heuristic bots and two people who never play; a partie of two hands after another
+    while time remains; the standings and the settlement are the ledger's."""
+    options = {"max_turns": 2} if game == "commere" else {}
+    soiree = _soiree(club, game=game, options=options, bot_kind="heuristic",
+                     deals_per_partie=2, lasts=timedelta(seconds=40), min_tables=2,
+                     forced_move_delay=timedelta(seconds=1), comet_window=timedelta(seconds=2))
+    people = members(2)
+    for user in people:
+        services.checkin(soiree=soiree, user=user, at=timezone.now())
+    clock.move_to(OPENS - timedelta(seconds=1))
+    _beat(clock, until=lambda: _status(soiree) == Soiree.Status.CLOSED)
+
+    soiree.refresh_from_db()
+    assert soiree.opened_at == OPENS
+    tables = _tables(soiree)
+    assert {t.number for t in tables} == {1, 2}
+    assert max(t.round for t in tables) >= 2  # tables played on while time remained
+    assert not _hands(soiree).filter(status=Hand.Status.PLAYING).exists()
+    line = timeline(soiree_parties(soiree))
+    for batches in line.batches.values():
+        assert batches[0].at < soiree.ends_at  # no hand dealt after the closing time
+    assert all(a.lag <= 0.5 for a in line.answers)  # one sweeper period at most
+    players = {row["player"] for row in soiree.standings["players"]}
+    assert {u.username for u in people} <= players
+    _assert_standings_match_the_ledger(soiree)
+
+
+def test_a_late_check_in_joins_the_next_partie_of_a_table(clock, club, members):
+    soiree = _soiree(club, deals_per_partie=1)
+    early = members(2, prefix="early")
+    for user in early:
+        services.checkin(soiree=soiree, user=user, at=timezone.now())
+    clock.move_to(OPENS)
+    soiree_clock()
+    (first,) = _tables(soiree)
+    assert _people(first.partie) == ["early1", "early2"]
+
+    clock.shift(3)
+    (late,) = members(1, prefix="late")
+    services.checkin(soiree=soiree, user=late, at=timezone.now())
+    _beat(clock, until=lambda: SoireeTable.objects.filter(soiree=soiree, round=2).exists())
+    second = SoireeTable.objects.get(soiree=soiree, round=2)
+    assert second.number == first.number
+    assert "late1" not in _seated(first.partie)
+    assert sorted(_seated(second.partie)) == ["early1", "early2", "late1"]  # no bot needed
+
+
+def test_two_tables_of_people_ending_together_both_start_their_next_partie(clock, club,
+                                                                         members):
+    soiree = _soiree(club, deals_per_partie=1, bots_allowed=False)
+    people = members(8)  # two Comet tables of four
+    for user in people:
+        services.checkin(soiree=soiree, user=user, at=timezone.now())
+    clock.move_to(OPENS)
+    soiree_clock()
+    assert len(_tables(soiree)) == 2
+    # Both first parties end between two ticks of the soirée clock.
+    _beat(clock, soirees=False, until=lambda: not Partie.objects.filter(
+        soiree_table__soiree=soiree, status=Partie.Status.PLAYING).exists())
+    soiree_clock()
+    seconds = SoireeTable.objects.filter(soiree=soiree, round=2).select_related("partie")
+    assert {t.number for t in seconds} == {1, 2}
+    seated = [name for t in seconds for name in _seated(t.partie)]
+    assert sorted(seated) == sorted(u.username for u in people)  # each once, nobody left
+
+
+def test_close_now_deals_no_new_hand_and_lets_the_hands_in_progress_finish(clock, club):
+    soiree = _soiree(club, min_tables=2)
+    clock.move_to(OPENS)
+    soiree_clock()
+    clock.shift(3)
+    closing = timezone.now()
+    services.soiree_close_now(soiree=soiree, at=closing)
+    soiree.refresh_from_db()
+    assert soiree.ends_at == closing and soiree.status == Soiree.Status.OPEN
+    assert set(Partie.objects.filter(soiree_table__soiree=soiree)
+               .values_list("deal_until", flat=True)) == {closing}
+    playing = list(_hands(soiree).filter(status=Hand.Status.PLAYING))
+    assert len(playing) == 2
+
+    _beat(clock, until=lambda: _status(soiree) == Soiree.Status.CLOSED)
+    assert _hands(soiree).count() == 2
+    for hand in playing:
+        hand.refresh_from_db()
+        assert hand.status == Hand.Status.OVER and hand.ended_at > closing
+    soiree.refresh_from_db()
+    assert soiree.standings["players"] and soiree.settlement is not None
+
+
+def test_close_now_from_the_admin(clock, club, admin_client):
+    soiree = _soiree(club)
+    clock.move_to(OPENS)
+    soiree_clock()
+    clock.shift(2)
+    response = admin_client.post(reverse("admin:tournaments_soiree_changelist"),
+                                 {"action": "close_now", "_selected_action": [soiree.pk]})
+    assert response.status_code == 302
+    soiree.refresh_from_db()
+    assert soiree.ends_at == timezone.now()
+    _beat(clock, until=lambda: _status(soiree) == Soiree.Status.CLOSED)
+    assert _hands(soiree).count() == 1
+
+
+def test_close_now_before_the_start_cancels_the_soiree(clock, club, members):
+    soiree = _soiree(club)
+    services.checkin(soiree=soiree, user=members(1)[0], at=timezone.now())
+    services.soiree_close_now(soiree=soiree, at=timezone.now())
+    clock.move_to(OPENS + timedelta(minutes=1))
+    soiree_clock()
+    soiree.refresh_from_db()
+    assert soiree.status == Soiree.Status.CLOSED and soiree.opened_at is None
+    assert not _tables(soiree)
+    assert soiree.standings == {"players": []}
