@@ -30,7 +30,7 @@ app.conf.beat_schedule = {
 }
 
 
-@task_postrun.connect
+@task_postrun.connect  # type: ignore[untyped-decorator]
 def _close_broken_db_connections(**_: object) -> None:
     """Workers keep their database connection between tasks (CELERY_DB_REUSE_MAX): close one
     that saw a database error, so that the next task opens a fresh one rather than failing on a

@@ -110,6 +110,9 @@ class HandSeed(models.Model):
                                 related_name="secret")
     seed = models.CharField(max_length=64)
 
+    def __str__(self) -> str:
+        return f"seed of hand {self.hand_id} (secret until the hand is over)"
+
 
 class HandEvent(models.Model):
     class By(models.TextChoices):
@@ -151,3 +154,6 @@ class Command(models.Model):
     request = models.JSONField()
     response = models.JSONField()
     created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"command {self.command_id} on hand {self.hand_id}"

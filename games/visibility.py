@@ -37,9 +37,10 @@ def redact_events(
         shown = {k: v for k, v in event.items() if k not in ("hash", "prev")}
         if event["type"] == "offer":
             offers[(event["seat"] + 1) % n_seats] = event["seat"]
-        if event["type"] in PRIVATE_CARD_TYPES:
-            if viewer is None or viewer not in _partner(event, n_seats, offers):
-                shown["card"] = None
+        if event["type"] in PRIVATE_CARD_TYPES and (
+            viewer is None or viewer not in _partner(event, n_seats, offers)
+        ):
+            shown["card"] = None
         if event["type"] == "keep_comet" and viewer != event["seat"]:
             # Comet: keeping it at a blocked run would say who holds it; the view hides him
             # too (only the holder sees his seat in to_act then).

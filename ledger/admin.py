@@ -222,7 +222,7 @@ class JournalEntryAdmin(ReadOnlyAdmin):
     readonly_fields = ENTRY_FIELDS
     inlines = [PostingInline]
 
-    def lookup_allowed(self, lookup: str, value: str, request: HttpRequest | None = None) -> bool:
+    def lookup_allowed(self, lookup: str, value: str, request: HttpRequest) -> bool:
         # The "Entries of this account" link on an account's page.
         if lookup == "postings__account__id__exact":
             return True

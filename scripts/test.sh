@@ -8,6 +8,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=.venv/bin
 
+echo "== lint: ruff, and mypy (strict on games/engine and ledger)"
+$BIN/ruff check .
+$BIN/mypy games/engine ledger
+
 PG_URL="${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/academie}"
 if $BIN/python scripts/pg_ready.py "$PG_URL"; then
     echo "== pass 1: all tests on PostgreSQL ($PG_URL)"

@@ -7,6 +7,7 @@ soirée's end time (``deal_until``), the hands in progress finishing.
 
 from __future__ import annotations
 
+import contextlib
 from collections import defaultdict
 from datetime import datetime, timedelta
 from typing import Any
@@ -231,10 +232,8 @@ def soiree_close_now(*, soiree: Soiree, at: datetime) -> None:
             partie = table.partie
             last = partie.hands.order_by("-number").first()
             if partie.status == Partie.Status.PLAYING and (last is None or last.status == "over"):
-                try:
+                with contextlib.suppress(GameError):
                     hand_deal(partie=partie, at=at)  # past deal_until: closes the partie
-                except GameError:
-                    pass
     soiree_tick(soiree=soiree, at=at)
 
 

@@ -4,7 +4,7 @@ balance and settlements; nobody else reads anything."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from django.db.models import QuerySet
@@ -39,20 +39,20 @@ CLUB = OpenApiParameter("club_key", OpenApiTypes.STR, OpenApiParameter.PATH)
 ACCOUNT = OpenApiParameter("account_id", OpenApiTypes.INT, OpenApiParameter.PATH)
 
 
-class IsClubOrganiser(BasePermission):  # type: ignore[misc]
+class IsClubOrganiser(BasePermission):
     message = "Only the organisers of this club read its books."
 
     def has_permission(self, request: Request, view: APIView) -> bool:
         return bool(is_organiser(request.user, view.kwargs["club_key"]))
 
 
-class StatementPagination(LimitOffsetPagination):  # type: ignore[misc]
+class StatementPagination(LimitOffsetPagination):
     default_limit = 100
     max_limit = 1000
 
 
 class _LedgerView:
-    permission_classes: list[type[BasePermission]] = [IsAuthenticated]
+    permission_classes: Sequence[Any] = (IsAuthenticated,)
 
     def get_exception_handler(self) -> Callable[..., Response | None]:
         return exception_handler
@@ -86,7 +86,7 @@ def _my_wallet(request: Request, club_key: str) -> Account:
 # -- a player's own chips ---------------------------------------------------------------------
 
 
-class MyWalletsView(_LedgerView, APIView):  # type: ignore[misc]
+class MyWalletsView(_LedgerView, APIView):
     @extend_schema(responses=AccountSerializer(many=True))
     def get(self, request: Request) -> Response:
         return Response(
@@ -94,14 +94,14 @@ class MyWalletsView(_LedgerView, APIView):  # type: ignore[misc]
         )
 
 
-class MyBalanceView(_LedgerView, APIView):  # type: ignore[misc]
+class MyBalanceView(_LedgerView, APIView):
     @extend_schema(parameters=[CLUB, AsOfQuerySerializer], responses=BalanceSerializer)
     def get(self, request: Request, club_key: str) -> Response:
         return _balance(_my_wallet(request, club_key), request)
 
 
 @extend_schema(parameters=[CLUB, WindowQuerySerializer])
-class MyStatementView(_LedgerView, ListAPIView):  # type: ignore[misc]
+class MyStatementView(_LedgerView, ListAPIView[Any]):
     serializer_class = StatementLineSerializer
     pagination_class = StatementPagination
 
@@ -113,7 +113,7 @@ class MyStatementView(_LedgerView, ListAPIView):  # type: ignore[misc]
 
 
 @extend_schema(parameters=[CLUB, AccountsQuerySerializer])
-class ClubAccountsView(_LedgerView, ListAPIView):  # type: ignore[misc]
+class ClubAccountsView(_LedgerView, ListAPIView[Any]):
     permission_classes = [IsAuthenticated, IsClubOrganiser]
     serializer_class = AccountSerializer
     pagination_class = StatementPagination
@@ -123,7 +123,7 @@ class ClubAccountsView(_LedgerView, ListAPIView):  # type: ignore[misc]
         return selectors.club_accounts(club_key=self.kwargs["club_key"], kind=kind)
 
 
-class ClubAccountBalanceView(_LedgerView, APIView):  # type: ignore[misc]
+class ClubAccountBalanceView(_LedgerView, APIView):
     permission_classes = [IsAuthenticated, IsClubOrganiser]
 
     @extend_schema(parameters=[CLUB, ACCOUNT, AsOfQuerySerializer], responses=BalanceSerializer)
@@ -132,7 +132,7 @@ class ClubAccountBalanceView(_LedgerView, APIView):  # type: ignore[misc]
 
 
 @extend_schema(parameters=[CLUB, ACCOUNT, WindowQuerySerializer])
-class ClubAccountStatementView(_LedgerView, ListAPIView):  # type: ignore[misc]
+class ClubAccountStatementView(_LedgerView, ListAPIView[Any]):
     permission_classes = [IsAuthenticated, IsClubOrganiser]
     serializer_class = StatementLineSerializer
     pagination_class = StatementPagination
@@ -144,7 +144,7 @@ class ClubAccountStatementView(_LedgerView, ListAPIView):  # type: ignore[misc]
         return _statement(account, self.request)
 
 
-class ClubTrialBalanceView(_LedgerView, APIView):  # type: ignore[misc]
+class ClubTrialBalanceView(_LedgerView, APIView):
     permission_classes = [IsAuthenticated, IsClubOrganiser]
 
     @extend_schema(parameters=[CLUB, AsOfQuerySerializer], responses=TrialBalanceSerializer)
@@ -154,7 +154,7 @@ class ClubTrialBalanceView(_LedgerView, APIView):  # type: ignore[misc]
         return Response(TrialBalanceSerializer(trial).data)
 
 
-class ClubSettlementView(_LedgerView, APIView):  # type: ignore[misc]
+class ClubSettlementView(_LedgerView, APIView):
     permission_classes = [IsAuthenticated, IsClubOrganiser]
 
     @extend_schema(parameters=[CLUB, SettlementQuerySerializer], responses=SettlementSerializer)

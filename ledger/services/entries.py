@@ -19,6 +19,7 @@ from ledger.services.writer import (
     check_funds,
     check_kind,
     entry_signature,
+    post,
     signature,
     validated,
     write,
@@ -44,22 +45,14 @@ def entry_post(
     """
     lines = validated(postings)
     wanted = signature(lines)
-
-    def plan(locked: Mapping[int, Account]) -> Plan:
-        fixed = tuple((locked[account.pk], amount) for account, amount in lines)
-        check_funds(fixed)
-        return Plan(lines=fixed, memo=memo)
-
-    entry = write(
-        accounts=[account for account, _ in lines],
-        plan=plan,
-        same=lambda entry: entry_signature(entry) == wanted,
-        idempotency_key=idempotency_key,
+    return post(
+        lines=lines,
+        memo=memo,
         source=source,
+        idempotency_key=idempotency_key,
         at=at,
+        same=lambda entry: entry_signature(entry) == wanted,
     )
-    assert entry is not None  # a plan with lines always writes
-    return entry
 
 
 def entries_post(

@@ -67,6 +67,7 @@ def write(
     check_text(source, "source")
     try:
         with transaction.atomic():
+            lock_keys([idempotency_key])
             locked = lock(accounts)
             next_id, existing_id = claim(idempotency_key)
             if existing_id is not None:
@@ -96,6 +97,111 @@ def write(
     return entry
 
 
+def post(
+    *,
+    lines: Sequence[Line],
+    memo: str,
+    source: str,
+    idempotency_key: str,
+    at: datetime | None,
+    same: Callable[[JournalEntry], bool],
+) -> JournalEntry:
+    """Write one entry whose lines are known in advance (``validated`` already): entry_post.
+
+    On PostgreSQL this is one statement, ``ledger_post`` (migration 0003), and no savepoint: a
+    refusal is the function's answer, not a failed statement, so it is raised here, outside any
+    atomic block, and the caller's transaction stays usable. Called alone (autocommit), the
+    statement is its own transaction: one round trip in all. SQLite takes the Python path.
+    """
+    check_text(idempotency_key, "idempotency_key")
+    check_text(source, "source")
+    if connection.vendor != "postgresql":
+
+        def plan(locked: Mapping[int, Account]) -> Plan:
+            fixed = tuple((locked[account.pk], amount) for account, amount in lines)
+            check_funds(fixed)
+            return Plan(lines=fixed, memo=memo)
+
+        entry = write(
+            accounts=[account for account, _ in lines],
+            plan=plan,
+            same=same,
+            idempotency_key=idempotency_key,
+            source=source,
+            at=at,
+        )
+        assert entry is not None  # a plan with lines always writes
+        return entry
+    if at is not None and timezone.is_naive(at):
+        raise InvalidEntry("An entry's time must be timezone-aware.")
+    club_key = lines[0][0].club_key
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT * FROM ledger_post(%s, %s, %s, %s, %s::bigint[], %s::bigint[],"
+                " %s::timestamptz, %s::timestamptz, 0, NULL)",
+                [
+                    idempotency_key,
+                    source,
+                    memo,
+                    club_key,
+                    [account.pk for account, _ in lines],
+                    [amount for _, amount in lines],
+                    at,
+                    timezone.now() if at is None else None,
+                ],
+            )
+            outcome, entry_id, entry_at, balances, short_index, missing = cursor.fetchone()
+    except IntegrityError:
+        # Only a writer that skipped the key's lock can race us onto the unique index. Alone
+        # (autocommit), our statement was rolled back by itself: answer like a retry. Inside
+        # the caller's transaction, that transaction is aborted: let the error end it.
+        if connection.in_atomic_block:
+            raise
+        existing_id = (
+            JournalEntry.objects.filter(idempotency_key=idempotency_key)
+            .values_list("pk", flat=True)
+            .first()
+        )
+        if existing_id is None:
+            raise
+        return replayed(existing_id, same, idempotency_key)
+    if outcome == "missing":
+        raise InvalidEntry(f"No such account: {sorted(missing)}.")
+    for (account, _), held in zip(lines, balances, strict=True):
+        account.balance = held
+    if outcome == "replay":
+        return replayed(entry_id, same, idempotency_key)
+    if outcome == "short":
+        account, amount = lines[short_index - 1]
+        raise insufficient(account, account.balance, amount)
+    if outcome == "backdated":
+        assert at is not None
+        raise backdated(at, entry_at)
+    assert outcome == "written", outcome
+    for account, _ in lines:
+        account.last_posted_at = entry_at
+    entry = JournalEntry(
+        id=entry_id,
+        idempotency_key=idempotency_key,
+        club_key=club_key,
+        at=entry_at,
+        memo=memo,
+        source=source,
+    )
+    entry._state.adding = False
+    entry._state.db = connection.alias
+    return entry
+
+
+def lock_keys(keys: Sequence[str]) -> None:
+    """Take the keys' locks (PostgreSQL), as ``ledger_post`` does, before the accounts' locks:
+    writers of one key then queue up, and the later ones find the first one's entry."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT ledger_lock_keys(%s::text[])", [list(keys)])
+
+
 def lock(accounts: Sequence[Account]) -> dict[int, Account]:
     """Lock the accounts' rows until the end of the transaction and refresh their balances.
 
@@ -106,7 +212,9 @@ def lock(accounts: Sequence[Account]) -> dict[int, Account]:
     by_id = {account.pk: account for account in accounts}
     ids = sorted(by_id)
     placeholders = ", ".join(["%s"] * len(ids))
-    for_update = " FOR UPDATE" if connection.features.has_select_for_update else ""
+    # NO KEY UPDATE (PostgreSQL): it queues balance writers as FOR UPDATE does, without
+    # blocking the foreign-key checks of rows that merely point at the account.
+    for_update = " FOR NO KEY UPDATE" if connection.features.has_select_for_no_key_update else ""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT id, balance, last_posted_at FROM ledger_account"
@@ -166,6 +274,7 @@ def write_many(*, requests: Sequence[EntryRequest], at: datetime | None) -> list
     if not batch:
         return []
     with transaction.atomic():
+        lock_keys(keys)
         locked = lock([account for lines, _ in batch for account, _ in lines])
         existing = dict(
             JournalEntry.objects.filter(idempotency_key__in=keys).values_list(
@@ -317,11 +426,15 @@ def entry_time(at: datetime | None, accounts: Iterable[Account]) -> datetime:
     if timezone.is_naive(at):
         raise InvalidEntry("An entry's time must be timezone-aware.")
     if latest and at < latest:
-        raise BackdatedEntry(
-            f"An entry at {at.isoformat()} would come before its accounts' last posting "
-            f"({latest.isoformat()}); post it now, or reverse and re-post later entries."
-        )
+        raise backdated(at, latest)
     return at
+
+
+def backdated(at: datetime, latest: datetime) -> BackdatedEntry:
+    return BackdatedEntry(
+        f"An entry at {at.isoformat()} would come before its accounts' last posting "
+        f"({latest.isoformat()}); post it now, or reverse and re-post later entries."
+    )
 
 
 # -- checks ----------------------------------------------------------------------------------
@@ -356,12 +469,16 @@ def check_funds(lines: Iterable[Line], balances: Mapping[int, int] | None = None
     for account, amount in lines:
         held = account.balance if balances is None else balances[account.pk]
         if not account.may_go_negative and held + amount < 0:
-            raise InsufficientChips(
-                f"Not enough chips: {account.name} holds {held}, this entry takes {-amount}.",
-                account_id=account.pk,
-                balance=held,
-                needed=-amount,
-            )
+            raise insufficient(account, held, amount)
+
+
+def insufficient(account: Account, held: int, amount: int) -> InsufficientChips:
+    return InsufficientChips(
+        f"Not enough chips: {account.name} holds {held}, this entry takes {-amount}.",
+        account_id=account.pk,
+        balance=held,
+        needed=-amount,
+    )
 
 
 def check_amount(amount: int, *, positive: bool) -> None:

@@ -83,9 +83,13 @@ def test_uniform_discards_words_at_or_above_the_limit() -> None:
     assert Fixed([limit, limit + 0, 7]).uniform(m) == 7 % m
 
 
-@pytest.mark.parametrize(("game", "n"), [("comet", 2), ("comet", 6), ("commere", 4), ("commere", 12)])
+@pytest.mark.parametrize(
+    ("game", "n"), [("comet", 2), ("comet", 6), ("commere", 4), ("commere", 12)]
+)
 @given(seed=seeds)
-def test_deck_and_first_dealer_follow_hand_record_to_the_letter(game: str, n: int, seed: str) -> None:
+def test_deck_and_first_dealer_follow_hand_record_to_the_letter(
+    game: str, n: int, seed: str
+) -> None:
     assert deal_from_seed(game, seed, n) == reference_deal(game, seed, n)
 
 

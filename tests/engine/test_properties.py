@@ -239,10 +239,12 @@ def mutate(record: dict[str, Any], kind: str, rng: random.Random) -> dict[str, A
     elif kind == "drop":
         del events[rng.randrange(len(events))]
     elif kind == "swap":
-        candidates = [i for i in range(len(events) - 1)
-                      if {k: v for k, v in events[i].items() if k not in ("seq", "at", "prev", "hash")}
-                      != {k: v for k, v in events[i + 1].items()
-                          if k not in ("seq", "at", "prev", "hash")}]
+        envelope = ("seq", "at", "prev", "hash")
+
+        def body(e: dict[str, Any]) -> dict[str, Any]:
+            return {k: v for k, v in e.items() if k not in envelope}
+
+        candidates = [i for i in range(len(events) - 1) if body(events[i]) != body(events[i + 1])]
         i = rng.choice(candidates)
         events[i], events[i + 1] = events[i + 1], events[i]
     elif kind == "seed":

@@ -34,8 +34,9 @@ class Command(BaseCommand):
             problems.extend(reconcile_hand(hand=hand))
             if problems:
                 failures += 1
+                where = f"hand {hand.id} ({hand.partie.game} #{hand.number})"
                 for p in problems:
-                    self.stdout.write(f"FAIL hand {hand.id} ({hand.partie.game} #{hand.number}): {p}")
+                    self.stdout.write(f"FAIL {where}: {p}")
             elif not opts["quiet"]:
                 self.stdout.write(f"OK {digest} hand {hand.id}")
         self.stdout.write(f"{checked} finished hand(s) checked, {failures} with discrepancies")

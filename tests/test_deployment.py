@@ -1,0 +1,32 @@
+"""The deployment files match the settings: docker-compose.yml is checked for syntax and shape
+(no Docker engine runs on the development machines)."""
+
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_docker_compose_runs_postgres_redis_web_worker_and_beat() -> None:
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    services = compose["services"]
+    assert set(services) == {"postgres", "redis", "web", "worker", "beat"}
+    assert "celery -A config worker" in services["worker"]["command"]
+    assert "celery -A config beat" in services["beat"]["command"]
+    assert "gunicorn config.wsgi:application" in services["web"]["command"]
+
+
+def test_the_app_services_get_the_settings_the_code_reads() -> None:
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    settings_text = (ROOT / "config" / "settings" / "base.py").read_text()
+    for name in ("web", "worker", "beat"):
+        env = compose["services"][name]["environment"]
+        assert env["DATABASE_URL"].startswith("postgres://")
+        assert env["REDIS_URL"].startswith("redis://")
+        assert env["DJANGO_SETTINGS_MODULE"] == "config.settings.production"
+        for variable in ("DATABASE_URL", "REDIS_URL", "DJANGO_SECRET_KEY"):
+            assert variable in env
+            assert f'"{variable}"' in settings_text or variable == "DATABASE_URL"
+        assert compose["services"][name]["depends_on"]["postgres"]["condition"] == \
+            "service_healthy"
