@@ -1,0 +1,48 @@
+"""The web pages: signed-in only, and they show what the viewer may see through the API."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from games.services import partie_start
+from tournaments.models import Membership
+from tournaments.services import club_create, membership_add, soiree_create
+
+pytestmark = pytest.mark.django_db
+
+
+def test_pages_ask_a_stranger_to_sign_in(client) -> None:
+    answer = client.get("/")
+    assert answer.status_code == 302 and "/accounts/login/" in answer["Location"]
+
+
+def test_the_lobby_lists_the_soirees_of_the_members_clubs(client, organiser, outsider) -> None:
+    club = club_create(name="Cercle", slug="cercle", organiser=organiser)
+    now = timezone.now()
+    soiree_create(club=club, name="Mardi", starts_at=now, ends_at=now + timedelta(hours=2),
+                  game="comet")
+    client.force_login(organiser)
+    assert "Mardi" in client.get("/").content.decode()
+    client.force_login(outsider)
+    assert "Mardi" not in client.get("/").content.decode()
+
+
+def test_soiree_table_and_audit_pages_render(client, organiser, django_user_model) -> None:
+    club = club_create(name="Cercle", slug="cercle", organiser=organiser)
+    membership_add(club=club, user=organiser, role=Membership.Role.PLAYER)
+    now = timezone.now()
+    soiree = soiree_create(club=club, name="Jeudi", starts_at=now,
+                           ends_at=now + timedelta(hours=2), game="commere")
+    partie = partie_start(game="comet", players=[organiser], bots=["heuristic", "heuristic"],
+                          buy_in=20, at=now)
+    hand = partie.hands.get()
+    client.force_login(organiser)
+    page = client.get(f"/soirees/{soiree.pk}/").content.decode()
+    assert "Jeudi" in page and f"/api/soirees/{soiree.pk}/tables" in page
+    table = client.get(f"/hands/{hand.pk}/").content.decode()
+    assert f"/api/hands/{hand.pk}/moves" in table
+    # the page itself holds no card: everything comes from the API, filtered for the viewer
+    assert hand.secret.seed not in table
+    audit = client.get(f"/hands/{hand.pk}/audit").content.decode()
+    assert f"/api/hands/{hand.pk}/record" in audit
