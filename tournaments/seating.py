@@ -44,7 +44,7 @@ def table_sizes(game: str, n: int) -> list[int]:
         distance = sum(max(best_lo - s, 0, s - best_hi) for s in sizes)
         key = (distance, k)
         if best is None or key < best[:2]:
-            best = (distance, -k, sizes)
+            best = (distance, k, sizes)
     if best is None:
         raise SeatingError(f"{n} players cannot be seated at {game} tables of {lo} to {hi}")
     return best[2]

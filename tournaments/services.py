@@ -225,8 +225,10 @@ def soiree_close_now(*, soiree: Soiree, at: datetime) -> None:
             soiree.standings = {"players": []}
             soiree.save(update_fields=["status", "closed_at", "standings"])
             return
-        soiree.ends_at = max(min(soiree.ends_at, at), soiree.starts_at + timedelta(microseconds=1))
-        soiree.save(update_fields=["ends_at"])
+        if at <= soiree.starts_at:  # opened early and closed before its start time
+            soiree.starts_at = at - timedelta(microseconds=1)
+        soiree.ends_at = min(soiree.ends_at, at)
+        soiree.save(update_fields=["starts_at", "ends_at"])
         Partie.objects.filter(soiree_table__soiree=soiree).update(deal_until=soiree.ends_at)
         for table in _latest_tables(soiree).values():
             partie = table.partie
