@@ -5,12 +5,15 @@ on commit; the task re-checks in a transaction that the hand still waits at the 
 past its deadline (``services.deadline_fire``), so a late or duplicated task does nothing.
 
 ``settings.ACADEMIE_TIMERS`` chooses how a deadline is scheduled: ``celery`` (a Celery task with
-an ETA on the Redis broker), ``thread`` (the embedded default: a timer thread in the serving
-process, so timers fire for real without Redis), or ``off`` (tests drive the clock themselves).
+an ETA on the Redis broker), ``thread`` (the embedded default: one timer thread in the
+serving process, so timers fire for real without Redis), or ``off`` (tests drive the clock
+themselves).
 """
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import logging
 import threading
 from datetime import datetime, timedelta
@@ -29,10 +32,7 @@ def schedule_deadline(*, hand_id: Any, seq: int, at: datetime) -> None:
     if mode == "celery":
         fire_deadline.apply_async(args=[str(hand_id), seq], eta=at)
     elif mode == "thread":
-        delay = max(0.0, (at - timezone.now()).total_seconds())
-        timer = threading.Timer(delay, _fire_in_thread, args=(str(hand_id), seq))
-        timer.daemon = True
-        timer.start()
+        _timers.schedule(at, fire_deadline, str(hand_id), seq)
 
 
 def schedule_next_hand(*, partie_id: Any, at: datetime) -> None:
@@ -40,21 +40,48 @@ def schedule_next_hand(*, partie_id: Any, at: datetime) -> None:
     if mode == "celery":
         deal_next_hand.apply_async(args=[str(partie_id)], eta=at)
     elif mode == "thread":
-        delay = max(0.0, (at - timezone.now()).total_seconds())
-        timer = threading.Timer(delay, _in_thread, args=(deal_next_hand, str(partie_id)))
-        timer.daemon = True
-        timer.start()
+        _timers.schedule(at, deal_next_hand, str(partie_id))
 
 
-def _fire_in_thread(hand_id: str, seq: int) -> None:
-    _in_thread(fire_deadline, hand_id, seq)
+class ThreadTimers:
+    """The embedded default's timers: one thread and a heap of due times, not a thread per
+    deadline (a busy server would otherwise hold thousands of sleeping threads). A timer that
+    fails is logged; the clock's sweeper plays whatever it left overdue."""
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[datetime, int, Any, tuple[Any, ...]]] = []
+        self._wake = threading.Condition()
+        self._count = itertools.count()
+        self._thread: threading.Thread | None = None
+
+    def schedule(self, at: datetime, task: Any, *args: Any) -> None:
+        with self._wake:
+            heapq.heappush(self._heap, (at, next(self._count), task, args))
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="academie-timers",
+                                                daemon=True)
+                self._thread.start()
+            self._wake.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._wake:
+                while not self._heap or self._heap[0][0] > timezone.now():
+                    wait = ((self._heap[0][0] - timezone.now()).total_seconds()
+                            if self._heap else None)
+                    self._wake.wait(timeout=wait)
+                _, _, task, args = heapq.heappop(self._heap)
+            _in_thread(task, *args)
+
+
+_timers = ThreadTimers()
 
 
 def _in_thread(task: Any, *args: Any) -> None:
     close_old_connections()
     try:
         task(*args)
-    except Exception:  # a thread has nobody to report to: log; the sweeper will retry
+    except Exception:  # a timer has nobody to report to: log; the sweeper will retry
         logger.exception("timer %s%r failed", task.__name__, args)
     finally:
         close_old_connections()
