@@ -13,7 +13,10 @@ with the project's migrations so that every trigger is in place.
 2. Reads through ledger.selectors (ORM included), over random accounts: balance now, balance as
    of a random past time, a statement page (100 lines), a whole wallet statement; p50 and p99.
 3. Writes through ledger.services.transfer (locks, triggers, deferred checks, commit): from one
-   client with one commit per entry and with 10 entries per transaction, and through
+   client with one commit per entry, the transfer alone (autocommit: its own transaction, as
+   the baseline's insert) and in ``transaction.atomic()`` (as a service calls it), both
+   measured in chunks alternating with the baseline's insert, so that their ratio to it holds
+   whatever else loads the machine; with 10 entries per transaction, and through
    ledger.services.entries_post in batches of 100; from 4 client processes on separate
    wallets, and on the same 4 wallets (contended).
 """
@@ -225,8 +228,16 @@ def funded_wallets(club: str, count: int) -> list[int]:
     return ids
 
 
-def post_entries(wallet_ids: list[int], count: int, per_transaction: int, tag: str) -> float:
-    """Post ``count`` transfers between random wallets; return the seconds it took."""
+def post_entries(
+    wallet_ids: list[int], count: int, per_transaction: int, tag: str, *, alone: bool = False
+) -> float:
+    """Post ``count`` transfers between random wallets; return the seconds it took.
+
+    Each group of ``per_transaction`` runs in ``transaction.atomic()``, as a service calls the
+    ledger; ``alone``: no surrounding block, each transfer is its own transaction (autocommit),
+    as the machine baseline's ``create()`` is."""
+    from contextlib import nullcontext
+
     from django.db import transaction
 
     from ledger import services
@@ -236,7 +247,7 @@ def post_entries(wallet_ids: list[int], count: int, per_transaction: int, tag: s
     wallets = list(Account.objects.filter(pk__in=wallet_ids))
     started = time.perf_counter()
     for batch in range(0, count, per_transaction):
-        with transaction.atomic():
+        with nullcontext() if alone else transaction.atomic():
             for n in range(batch, min(count, batch + per_transaction)):
                 payer, payee = rng.sample(wallets, 2)
                 services.transfer(
@@ -305,6 +316,31 @@ def concurrent_rate(database_url: str, wallet_sets: list[list[int]], count: int,
     for process in processes:
         process.join()
     return count * len(wallet_sets) / elapsed
+
+
+def orm_inserts(count: int, tag: str) -> float:
+    """The baseline's plain ORM single-row insert, each its own transaction; seconds taken."""
+    from django.contrib.auth.models import Group
+
+    started = time.perf_counter()
+    for n in range(count):
+        Group.objects.create(name=f"bench-{tag}-{n}")
+    return time.perf_counter() - started
+
+
+def interleaved_rates(wallet_ids: list[int], count: int, chunk: int = 250) -> dict[str, float]:
+    """One commit per entry, next to the ORM baseline in the same minutes: chunks of each
+    alternate, so that the load other jobs put on the machine weighs on all of them alike."""
+    runs: dict[str, Callable[[str], float]] = {
+        "orm": lambda tag: orm_inserts(chunk, tag),
+        "alone": lambda tag: post_entries(wallet_ids, chunk, 1, tag, alone=True),
+        "atomic": lambda tag: post_entries(wallet_ids, chunk, 1, tag),
+    }
+    seconds = dict.fromkeys(runs, 0.0)
+    for round_ in range(count // chunk):
+        for name, run in runs.items():
+            seconds[name] += run(f"{name}:{round_}")
+    return {name: (count // chunk) * chunk / spent for name, spent in seconds.items()}
 
 
 def machine_baseline(count: int) -> tuple[float, float]:
@@ -393,8 +429,15 @@ def run(database_url: str, args: argparse.Namespace) -> None:
     print(f"\n## Writes ({args.entries:,} entries per test, table at {total:,}+ postings)\n")
     print("| clients | entries/s |\n|---|---:|")
     single = funded_wallets("bench-one", 200)
-    rate = args.entries / post_entries(single, args.entries, 1, "one")
-    print(f"| 1 client, transfer, one commit per entry | {rate:,.0f} |")
+    rates = interleaved_rates(single, args.entries)
+    print(
+        f"| 1 client, transfer alone (its own transaction), one commit per entry | "
+        f"{rates['alone']:,.0f} |"
+    )
+    print(
+        f"| 1 client, transfer in transaction.atomic(), one commit per entry | "
+        f"{rates['atomic']:,.0f} |"
+    )
     rate = args.entries / post_entries(single, args.entries, 10, "batch")
     print(f"| 1 client, transfer, 10 entries per transaction | {rate:,.0f} |")
     rate = args.entries * 5 / post_batches(single, args.entries * 5, 100, "bulk")
@@ -408,6 +451,12 @@ def run(database_url: str, args: argparse.Namespace) -> None:
     connection.close()
     rate = concurrent_rate(database_url, [shared] * 4, args.entries // 4, "shared")
     print(f"| 4 client processes, transfer, the same 4 wallets (contended) | {rate:,.0f} |")
+    print(
+        f"\nOne commit per entry, measured in alternating chunks of 250 with the plain ORM "
+        f"single-row insert per transaction ({rates['orm']:,.0f}/s in the same minutes): "
+        f"transfer alone {rates['alone'] / rates['orm']:.0%} of it, in transaction.atomic() "
+        f"{rates['atomic'] / rates['orm']:.0%}."
+    )
     findings = books_audit()
     assert all(f.ok for f in findings), [f for f in findings if not f.ok]
     print(

@@ -1,27 +1,34 @@
-"""PostgreSQL: ``ledger_post``, one entry written in one statement (SQLite keeps the Python path).
+"""PostgreSQL: an entry in one statement (``ledger_post``); the other writers' locks and
+lookups in one (``ledger_lock``). SQLite keeps the Python path of ledger.services.writer.
 
-Posting an entry used to cost eight round trips when called inside a transaction (savepoint,
-lock, key lookup, postings, entry, release, plus the caller's BEGIN and COMMIT), and the round
-trips, not the database's work, were most of its time. ``ledger_post`` does the same steps
-inside the server, in the same order, and answers with what Python needs to build the entry
-or the error:
+Profiled (bench/ledger_bench.py, cProfile and timings per statement), posting one entry inside
+a transaction cost eight round trips: BEGIN, savepoint, lock, key lookup, postings, entry,
+release, COMMIT; the round trips, not the database's work, were most of its time.
+``ledger_post`` does the same steps inside the server, in the same order, and answers with
+what Python needs to build the entry or the error:
 
-1. the key's lock (a transaction-level advisory lock on the key's hash; ``ledger_lock_keys``
-   takes the same locks for the writers that stay in Python): writers of one key queue up
-   here, so a retry racing the first writer waits for it and then finds its entry, instead of
-   failing on the unique index, which would abort the caller's transaction;
-2. the accounts, locked in id order (FOR NO KEY UPDATE: it orders balance writers like FOR
-   UPDATE, without blocking foreign-key checks on the account);
-3. the key looked up (a fresh snapshot in READ COMMITTED, taken after both locks);
+1. the key's lock, a transaction-level advisory lock on the key's hash (``ledger_lock`` takes
+   the same locks for the writers that stay in Python): writers of one key queue up here, so
+   a retry racing the first writer waits for it and then finds its entry, instead of failing
+   on the unique index, which would abort the caller's transaction;
+2. the accounts, locked in id order, as every writer does, so that no two deadlock (FOR NO
+   KEY UPDATE: it queues balance writers as FOR UPDATE does, without blocking foreign-key
+   checks on the account);
+3. the key looked up (in READ COMMITTED each statement takes a fresh snapshot: this one sees
+   an entry committed while we waited for the locks);
 4. funds: a wallet or pot that would go below zero is reported, nothing written;
 5. the entry's time: never before an account's last posting (``p_at`` null: the later of
    ``p_now``, Python's clock, and that last posting; else ``p_at``, or a refusal);
 6. the postings, then the entry that seals them, through the triggers of 0002, which still
-   enforce every rule whoever writes.
+   enforce every rule whoever writes (and the deferred check at commit).
 
-A refusal (missing account, funds, backdating) is an answer, not an error: no statement fails,
-so the function needs no savepoint, and the caller's transaction stays usable. Every writer of
-entries (ledger.services.writer) takes the key's lock first and the accounts' locks second.
+A refusal (missing account, funds, backdating, a key already used) is an answer, not an error:
+no statement fails, so no savepoint is needed and the caller's transaction stays usable.
+Every writer takes the keys' locks first and the accounts' second.
+
+``plan_cache_mode = force_generic_plan``: the statements on ``= ANY (array)`` were otherwise
+planned again at every call (a custom plan; 5 % of the server's time for an entry), for the
+same plan as the generic one.
 """
 
 from collections.abc import Callable
@@ -34,12 +41,32 @@ KEY_LOCK_CLASS = 1281713255  # "Ledg"
 
 POSTGRES_INSTALL = [
     f"""
-    CREATE OR REPLACE FUNCTION ledger_lock_keys(p_keys text[]) RETURNS void
-    LANGUAGE sql AS $$
-        -- Sorted, so that two batches sharing keys never wait for each other in a circle.
-        SELECT count(pg_advisory_xact_lock({KEY_LOCK_CLASS}, h))
-          FROM (SELECT DISTINCT hashtext(k) AS h FROM unnest(p_keys) AS k ORDER BY 1) AS s;
-    $$
+    CREATE OR REPLACE FUNCTION ledger_lock(
+        p_keys text[], p_accounts bigint[],
+        OUT ids bigint[], OUT balances bigint[], OUT last_posted timestamptz[],
+        OUT taken_keys text[], OUT taken_ids bigint[], OUT new_ids bigint[]
+    ) LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
+    -- For the writers that stay in Python (a batch, or an entry planned on locked balances):
+    -- steps 1 to 3 of ledger_post for many keys, and ids for the entries of the keys not taken.
+    DECLARE
+        h integer;
+    BEGIN
+        -- In hash order, so that two batches sharing keys never wait for each other in a circle.
+        FOR h IN SELECT DISTINCT hashtext(k) FROM unnest(p_keys) AS k ORDER BY 1 LOOP
+            PERFORM pg_advisory_xact_lock({KEY_LOCK_CLASS}, h);
+        END LOOP;
+        SELECT array_agg(a.id ORDER BY a.id), array_agg(a.balance ORDER BY a.id),
+               array_agg(a.last_posted_at ORDER BY a.id)
+          INTO ids, balances, last_posted
+          FROM (SELECT id, balance, last_posted_at FROM ledger_account
+                 WHERE id = ANY (p_accounts) ORDER BY id FOR NO KEY UPDATE) AS a;
+        SELECT array_agg(e.idempotency_key ORDER BY e.id), array_agg(e.id ORDER BY e.id)
+          INTO taken_keys, taken_ids
+          FROM ledger_journalentry e WHERE e.idempotency_key = ANY (p_keys);
+        new_ids := ARRAY(
+            SELECT nextval(pg_get_serial_sequence('ledger_journalentry', 'id'))
+              FROM generate_series(1, cardinality(p_keys) - coalesce(cardinality(taken_keys), 0)));
+    END $$
     """,
     f"""
     CREATE OR REPLACE FUNCTION ledger_post(
@@ -48,7 +75,7 @@ POSTGRES_INSTALL = [
         p_shortfall bigint, p_reverses bigint,
         OUT outcome text, OUT posted_id bigint, OUT posted_at timestamptz,
         OUT balances bigint[], OUT short_index integer, OUT missing bigint[]
-    ) LANGUAGE plpgsql AS $$
+    ) LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
     -- outcome: 'written' (posted_id, posted_at, balances after it), 'replay' (posted_id: the
     -- entry holding the key; balances now), 'missing' (missing: unknown account ids),
     -- 'short' (short_index: the 1-based line that would go below zero; balances now),
@@ -113,7 +140,7 @@ POSTGRES_INSTALL = [
 ]
 
 POSTGRES_UNINSTALL = [
-    "DROP FUNCTION IF EXISTS ledger_lock_keys(text[])",
+    "DROP FUNCTION IF EXISTS ledger_lock(text[], bigint[])",
     "DROP FUNCTION IF EXISTS ledger_post(text, text, text, text, bigint[], bigint[],"
     " timestamptz, timestamptz, bigint, bigint)",
 ]

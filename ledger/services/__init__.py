@@ -1,21 +1,29 @@
 """Writes to the ledger: accounts, entries, transfers, payments, buy-ins, cash-outs, reversals.
 
-Every function is keyword-only and runs in ``transaction.atomic``: called inside the caller's
-transaction (the game service posts in the same transaction as the move), it works in a
-savepoint and commits or rolls back with the caller; called alone, it is its own transaction.
+Every function is keyword-only and atomic: called inside the caller's transaction (the game
+service posts in the same transaction as the move), it commits or rolls back with the caller;
+called alone, it is its own transaction. A refusal (InsufficientChips, IdempotencyConflict,
+BackdatedEntry, ...) writes nothing and leaves the caller's transaction usable.
 
-How an entry is written (see also migration 0002_books_triggers):
-1. the accounts are locked with SELECT ... FOR UPDATE in id order, so two entries touching the
-   same accounts never deadlock and each sees the balance the other left;
-2. the idempotency key is looked up (after the locks, so that a concurrent retry that waited
-   for them sees the first entry and returns it instead of failing on funds);
-3. the postings are written, then the entry, which seals them (the database checks that they
+How an entry is written (see migrations 0002_books_triggers and 0003_ledger_post):
+1. the idempotency key's lock is taken (PostgreSQL: an advisory lock on its hash), so writers
+   of one key queue up and a retry racing the first writer finds its entry once it commits;
+2. the accounts are locked in id order (SELECT ... FOR NO KEY UPDATE), so two entries touching
+   the same accounts never deadlock and each sees the balance the other left;
+3. the key is looked up (after the locks: a concurrent retry that waited sees the first entry
+   and returns it instead of failing on funds or on the unique index);
+4. funds and the entry's time are checked before anything is written;
+5. the postings are written, then the entry, which seals them (the database checks that they
    sum to zero, moves the balances and keeps wallets and pots at zero or more).
-A concurrent writer of the same key with other accounts is caught by the unique index: its
-savepoint is rolled back and it answers like a retry. ``entries_post`` writes a batch the same
-way in a handful of statements (one lock, one id allocation, one insert per table). Under
-REPEATABLE READ or SERIALIZABLE the caller must retry on serialization failures; the project
-runs READ COMMITTED.
+On PostgreSQL, an entry whose lines are known in advance (``entry_post``, ``transfer``,
+``buy_in``, ``cash_out`` of an amount, ``chips_grant``) is one statement, ``ledger_post``,
+without a savepoint: every check comes before the first write, so no statement fails and a
+refusal is raised in Python. ``entries_post`` writes a batch in two statements, also without
+a savepoint. The entries planned on the locked balances (``pay_what_you_have``, ``cash_out``
+of everything, ``entry_reverse``) keep a savepoint: two reversals of one entry under
+different keys are told apart by the unique index. SQLite runs the same steps in Python, one
+writer at a time. Under REPEATABLE READ or SERIALIZABLE the caller must retry on
+serialization failures; the project runs READ COMMITTED.
 """
 
 from ledger.services.accounts import bank_get_or_create, pot_get_or_create, wallet_get_or_create

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from django.contrib.auth.models import User
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 
 from ledger.exceptions import AlreadyReversed, InvalidEntry
 from ledger.models import Account, AccountKind, JournalEntry
@@ -61,14 +61,19 @@ def entries_post(
     """Post many entries at once, all or nothing, in order: e.g. every payment of a move.
 
     Each behaves as ``entry_post`` would (idempotent per key, funds checked on the balances the
-    earlier entries of the batch leave), but the batch costs a handful of statements instead
-    of five per entry. Returns the entries in the order asked.
+    earlier entries of the batch leave), but the whole batch costs two statements on
+    PostgreSQL (locks and lookups, then the inserts). Returns the entries in the order asked.
     """
+    alone = not connection.in_atomic_block
     try:
         return write_many(requests=entries, at=at)
     except IntegrityError:
-        # A concurrent transaction took one of the keys: post them one at a time, still all or
-        # nothing, so that each key answers like a retry (or an IdempotencyConflict).
+        # Only a writer that skipped the keys' locks could take one of the keys meanwhile.
+        # Called alone, the batch's own transaction was rolled back: post the entries one at a
+        # time, still all or nothing, so that each key answers like a retry (or a conflict).
+        # Inside the caller's transaction, that transaction is aborted: let the error end it.
+        if not alone:
+            raise
         with transaction.atomic():
             return [
                 entry_post(

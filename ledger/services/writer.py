@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -16,6 +16,7 @@ from ledger.exceptions import (
     IdempotencyConflict,
     InsufficientChips,
     InvalidEntry,
+    LedgerError,
     UnbalancedEntry,
 )
 from ledger.models import Account, AccountKind, JournalEntry
@@ -24,6 +25,18 @@ from ledger.models import Account, AccountKind, JournalEntry
 MAX_AMOUNT = 10**15
 
 Line = tuple[Account, int]
+
+# JournalEntry's columns in the order ``JournalEntry.from_db`` takes them.
+_ENTRY_FIELDS = (
+    "id",
+    "idempotency_key",
+    "club_key",
+    "at",
+    "memo",
+    "source",
+    "shortfall",
+    "reverses_id",
+)
 
 
 @dataclass(frozen=True)
@@ -54,47 +67,16 @@ class _Draft:
     idempotency_key: str
 
 
-def write(
-    *,
-    accounts: Sequence[Account],
-    plan: Callable[[Mapping[int, Account]], Plan],
-    same: Callable[[JournalEntry], bool],
-    idempotency_key: str,
-    source: str,
-    at: datetime | None,
-) -> JournalEntry | None:
-    check_text(idempotency_key, "idempotency_key")
-    check_text(source, "source")
-    try:
-        with transaction.atomic():
-            lock_keys([idempotency_key])
-            locked = lock(accounts)
-            next_id, existing_id = claim(idempotency_key)
-            if existing_id is not None:
-                return replayed(existing_id, same, idempotency_key)
-            decided = plan(locked)
-            if not decided.lines:
-                return None
-            [entry] = insert(
-                drafts=[_Draft(next_id, decided, source, idempotency_key)],
-                at=entry_time(at, locked.values()),
-            )
-    except IntegrityError:
-        # A concurrent transaction wrote this key first: the unique index made this one wait
-        # for it and then refused it. Our savepoint is rolled back; answer like a retry.
-        existing_id = (
-            JournalEntry.objects.filter(idempotency_key=idempotency_key)
-            .values_list("pk", flat=True)
-            .first()
-        )
-        if existing_id is None:
-            raise
-        return replayed(existing_id, same, idempotency_key)
-    # Only now that the savepoint is released do the instances passed in take the new balances.
-    for account, amount in decided.lines:
-        account.balance += amount
-        account.last_posted_at = entry.at
-    return entry
+@dataclass
+class _Locked:
+    """What ``lock`` found: the accounts (refreshed), the keys already taken, fresh entry ids."""
+
+    accounts: dict[int, Account]
+    taken: dict[str, int]
+    new_ids: list[int] = field(default_factory=list)
+
+
+# -- one entry, lines known in advance (entry_post, transfer, buy_in, ...) ---------------------
 
 
 def post(
@@ -106,7 +88,7 @@ def post(
     at: datetime | None,
     same: Callable[[JournalEntry], bool],
 ) -> JournalEntry:
-    """Write one entry whose lines are known in advance (``validated`` already): entry_post.
+    """Write one entry whose lines are known in advance (``validated`` already).
 
     On PostgreSQL this is one statement, ``ledger_post`` (migration 0003), and no savepoint: a
     refusal is the function's answer, not a failed statement, so it is raised here, outside any
@@ -137,6 +119,8 @@ def post(
     club_key = lines[0][0].club_key
     try:
         with connection.cursor() as cursor:
+            # Ids and amounts are ints (``validated``), sent as array literals, and times as
+            # ISO text: psycopg's array and datetime adapters cost more than the rest here.
             cursor.execute(
                 "SELECT * FROM ledger_post(%s, %s, %s, %s, %s::bigint[], %s::bigint[],"
                 " %s::timestamptz, %s::timestamptz, 0, NULL)",
@@ -145,15 +129,15 @@ def post(
                     source,
                     memo,
                     club_key,
-                    [account.pk for account, _ in lines],
-                    [amount for _, amount in lines],
-                    at,
-                    timezone.now() if at is None else None,
+                    _int_array(account.pk for account, _ in lines),
+                    _int_array(amount for _, amount in lines),
+                    None if at is None else at.isoformat(),
+                    timezone.now().isoformat() if at is None else None,
                 ],
             )
             outcome, entry_id, entry_at, balances, short_index, missing = cursor.fetchone()
     except IntegrityError:
-        # Only a writer that skipped the key's lock can race us onto the unique index. Alone
+        # Only a writer that skipped the key's lock could beat us to the unique index. Alone
         # (autocommit), our statement was rolled back by itself: answer like a retry. Inside
         # the caller's transaction, that transaction is aborted: let the error end it.
         if connection.in_atomic_block:
@@ -181,88 +165,72 @@ def post(
     assert outcome == "written", outcome
     for account, _ in lines:
         account.last_posted_at = entry_at
-    entry = JournalEntry(
-        id=entry_id,
-        idempotency_key=idempotency_key,
-        club_key=club_key,
-        at=entry_at,
-        memo=memo,
-        source=source,
+    return JournalEntry.from_db(
+        connection.alias,
+        _ENTRY_FIELDS,
+        (entry_id, idempotency_key, club_key, entry_at, memo, source, 0, None),
     )
-    entry._state.adding = False
-    entry._state.db = connection.alias
+
+
+def _int_array(values: Iterable[int]) -> str:
+    return "{" + ",".join(str(int(value)) for value in values) + "}"
+
+
+# -- one entry planned once its accounts are locked (pay what you have, cash out, reverse) ----
+
+
+def write(
+    *,
+    accounts: Sequence[Account],
+    plan: Callable[[Mapping[int, Account]], Plan],
+    same: Callable[[JournalEntry], bool],
+    idempotency_key: str,
+    source: str,
+    at: datetime | None,
+) -> JournalEntry | None:
+    check_text(idempotency_key, "idempotency_key")
+    check_text(source, "source")
+    try:
+        with transaction.atomic():
+            locked = lock(accounts, [idempotency_key])
+            if idempotency_key in locked.taken:
+                return replayed(locked.taken[idempotency_key], same, idempotency_key)
+            decided = plan(locked.accounts)
+            if not decided.lines:
+                return None
+            [entry] = insert(
+                drafts=[_Draft(locked.new_ids[0], decided, source, idempotency_key)],
+                at=entry_time(at, locked.accounts.values()),
+            )
+    except IntegrityError:
+        # A concurrent transaction wrote this key first (a writer that skipped the key's lock):
+        # the unique index made this one wait for it and then refused it. Our savepoint is
+        # rolled back; answer like a retry.
+        existing_id = (
+            JournalEntry.objects.filter(idempotency_key=idempotency_key)
+            .values_list("pk", flat=True)
+            .first()
+        )
+        if existing_id is None:
+            raise
+        return replayed(existing_id, same, idempotency_key)
+    # Only now that the savepoint is released do the instances passed in take the new balances.
+    for account, amount in decided.lines:
+        account.balance += amount
+        account.last_posted_at = entry.at
     return entry
 
 
-def lock_keys(keys: Sequence[str]) -> None:
-    """Take the keys' locks (PostgreSQL), as ``ledger_post`` does, before the accounts' locks:
-    writers of one key then queue up, and the later ones find the first one's entry."""
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT ledger_lock_keys(%s::text[])", [list(keys)])
-
-
-def lock(accounts: Sequence[Account]) -> dict[int, Account]:
-    """Lock the accounts' rows until the end of the transaction and refresh their balances.
-
-    Plain SQL, like the inserts below: this is the hot path, and the ORM's query building costs
-    more than the database's work here. ORDER BY id: PostgreSQL locks the rows in that order,
-    so no two writers deadlock.
-    """
-    by_id = {account.pk: account for account in accounts}
-    ids = sorted(by_id)
-    placeholders = ", ".join(["%s"] * len(ids))
-    # NO KEY UPDATE (PostgreSQL): it queues balance writers as FOR UPDATE does, without
-    # blocking the foreign-key checks of rows that merely point at the account.
-    for_update = " FOR NO KEY UPDATE" if connection.features.has_select_for_no_key_update else ""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT id, balance, last_posted_at FROM ledger_account"
-            f" WHERE id IN ({placeholders}) ORDER BY id{for_update}",
-            ids,
-        )
-        rows = cursor.fetchall()
-    for pk, balance, last_posted_at in rows:
-        by_id[pk].balance = balance
-        by_id[pk].last_posted_at = _aware(last_posted_at)
-    missing = set(ids) - {row[0] for row in rows}
-    if missing:
-        raise InvalidEntry(f"No such account: {sorted(missing)}.")
-    return by_id
-
-
-def claim(idempotency_key: str) -> tuple[int, int | None]:
-    """The id the new entry will take, and the id of an entry already holding the key.
-
-    Entries get their id before their postings are written (postings come first, the entry
-    seals them). One round trip for both; a replay burns an id, which is harmless.
-    """
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute(
-                "SELECT nextval(pg_get_serial_sequence('ledger_journalentry', 'id')),"
-                " (SELECT id FROM ledger_journalentry WHERE idempotency_key = %s)",
-                [idempotency_key],
-            )
-        else:
-            # SQLite has one writer at a time; the entry's primary key guards the rest.
-            cursor.execute(
-                "SELECT coalesce(max(id), 0) + 1,"
-                " (SELECT id FROM ledger_journalentry WHERE idempotency_key = %s)"
-                " FROM ledger_journalentry",
-                [idempotency_key],
-            )
-        next_id, existing_id = cursor.fetchone()
-    return int(next_id), existing_id
+# -- a batch of entries (entries_post) ---------------------------------------------------------
 
 
 def write_many(*, requests: Sequence[EntryRequest], at: datetime | None) -> list[JournalEntry]:
-    """Write a batch of entries in one transaction and a handful of statements, in order.
+    """Write a batch of entries in one transaction and three statements, in order.
 
     Keys already written return their entries (or raise IdempotencyConflict); funds are checked
-    entry after entry on the balances the earlier ones leave. A key taken meanwhile by a
-    concurrent transaction raises IntegrityError, the batch rolled back (entries_post then
-    posts it one entry at a time).
+    entry after entry on the balances the earlier ones leave. Every check is made before the
+    first row is written, so a refusal needs no savepoint: it is raised once out of the atomic
+    block, which then had written nothing, and the caller's transaction stays usable.
     """
     batch = [(validated(r.postings), r) for r in requests]
     for r in requests:
@@ -273,36 +241,37 @@ def write_many(*, requests: Sequence[EntryRequest], at: datetime | None) -> list
         raise InvalidEntry("Each entry of a batch needs its own idempotency key.")
     if not batch:
         return []
-    with transaction.atomic():
-        lock_keys(keys)
-        locked = lock([account for lines, _ in batch for account, _ in lines])
-        existing = dict(
-            JournalEntry.objects.filter(idempotency_key__in=keys).values_list(
-                "idempotency_key", "pk"
-            )
-        )
-        fresh = [(lines, r) for lines, r in batch if r.idempotency_key not in existing]
-        running = {pk: account.balance for pk, account in locked.items()}
-        drafts = []
-        for entry_id, (lines, r) in zip(allocate_ids(len(fresh)), fresh, strict=True):
-            fixed = tuple((locked[account.pk], amount) for account, amount in lines)
-            check_funds(fixed, running)
-            for account, amount in fixed:
-                running[account.pk] += amount
-            drafts.append(_Draft(entry_id, Plan(fixed, r.memo), r.source, r.idempotency_key))
-        found = {
-            r.idempotency_key: replayed(
-                existing[r.idempotency_key],
-                same_postings(lines),
-                r.idempotency_key,
-            )
-            for lines, r in batch
-            if r.idempotency_key in existing
-        }
-        if drafts:
-            when = entry_time(at, locked.values())
-            found.update((entry.idempotency_key, entry) for entry in insert(drafts=drafts, at=when))
-    # Only now that the savepoint is released do the instances passed in take the new balances.
+    refused: LedgerError | None = None
+    drafts: list[_Draft] = []
+    with transaction.atomic(savepoint=False):
+        try:
+            locked = lock([account for lines, _ in batch for account, _ in lines], keys)
+            fresh = [(lines, r) for lines, r in batch if r.idempotency_key not in locked.taken]
+            running = {pk: account.balance for pk, account in locked.accounts.items()}
+            for entry_id, (lines, r) in zip(locked.new_ids, fresh, strict=True):
+                fixed = tuple((locked.accounts[account.pk], amount) for account, amount in lines)
+                check_funds(fixed, running)
+                for account, amount in fixed:
+                    running[account.pk] += amount
+                drafts.append(_Draft(entry_id, Plan(fixed, r.memo), r.source, r.idempotency_key))
+            found = {
+                r.idempotency_key: replayed(
+                    locked.taken[r.idempotency_key], same_postings(lines), r.idempotency_key
+                )
+                for lines, r in batch
+                if r.idempotency_key in locked.taken
+            }
+            when = entry_time(at, locked.accounts.values()) if drafts else None
+        except LedgerError as error:
+            refused = error
+        else:
+            if drafts:
+                assert when is not None
+                written = insert(drafts=drafts, at=when)
+                found.update((entry.idempotency_key, entry) for entry in written)
+    if refused is not None:
+        raise refused
+    # Only now that the transaction's block is left do the instances take the new balances.
     for draft in drafts:
         for account, _ in draft.plan.lines:
             account.balance = running[account.pk]
@@ -310,21 +279,53 @@ def write_many(*, requests: Sequence[EntryRequest], at: datetime | None) -> list
     return [found[key] for key in keys]
 
 
-def allocate_ids(count: int) -> list[int]:
-    """Ids for new entries, taken before their postings are written."""
-    if not count:
-        return []
+# -- statements ---------------------------------------------------------------------------------
+
+
+def lock(accounts: Sequence[Account], keys: Sequence[str]) -> _Locked:
+    """Lock the keys and the accounts until the end of the transaction; refresh the accounts'
+    balances; find the keys already taken; take ids for the entries of the others.
+
+    PostgreSQL: one statement, ``ledger_lock`` (migration 0003): the keys' locks first, as
+    ``ledger_post`` takes them, then the accounts' rows in id order, so that no two writers
+    deadlock and a retry finds the first writer's entry. SQLite has one writer at a time. Plain
+    SQL: this is the hot path, where the ORM's query building costs more than the database.
+    """
+    by_id = {account.pk: account for account in accounts}
+    ids = sorted(by_id)
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             cursor.execute(
-                "SELECT nextval(pg_get_serial_sequence('ledger_journalentry', 'id'))"
-                " FROM generate_series(1, %s)",
-                [count],
+                "SELECT * FROM ledger_lock(%s::text[], %s::bigint[])", [list(keys), _int_array(ids)]
             )
-            return [int(row[0]) for row in cursor.fetchall()]
-        cursor.execute("SELECT coalesce(max(id), 0) FROM ledger_journalentry")
-        [(top,)] = cursor.fetchall()
-    return list(range(int(top) + 1, int(top) + 1 + count))
+            found_ids, balances, last_posted, taken_keys, taken_ids, new_ids = cursor.fetchone()
+            rows = list(zip(found_ids or [], balances or [], last_posted or [], strict=True))
+            taken = dict(zip(taken_keys or [], taken_ids or [], strict=True))
+        else:
+            placeholders = ", ".join(["%s"] * len(ids))
+            cursor.execute(
+                "SELECT id, balance, last_posted_at FROM ledger_account"
+                f" WHERE id IN ({placeholders}) ORDER BY id",
+                ids,
+            )
+            rows = cursor.fetchall()
+            placeholders = ", ".join(["%s"] * len(keys))
+            cursor.execute(
+                "SELECT idempotency_key, id FROM ledger_journalentry"
+                f" WHERE idempotency_key IN ({placeholders})",
+                list(keys),
+            )
+            taken = dict(cursor.fetchall())
+            cursor.execute("SELECT coalesce(max(id), 0) FROM ledger_journalentry")
+            [(top,)] = cursor.fetchall()
+            new_ids = list(range(int(top) + 1, int(top) + 1 + len(keys) - len(taken)))
+    for pk, balance, last_posted_at in rows:
+        by_id[pk].balance = balance
+        by_id[pk].last_posted_at = _aware(last_posted_at)
+    missing = set(ids) - {row[0] for row in rows}
+    if missing:
+        raise InvalidEntry(f"No such account: {sorted(missing)}.")
+    return _Locked(accounts=by_id, taken=taken, new_ids=list(new_ids or []))
 
 
 # Rows per INSERT statement: far below both databases' limits on bound parameters.
@@ -335,66 +336,65 @@ def insert(*, drafts: Sequence[_Draft], at: datetime) -> list[JournalEntry]:
     """Write the drafts' postings, then the entries that seal them (see migration 0002).
 
     Each posting states the balance it leaves, running on from one draft to the next in order,
-    which is the order in which the database applies them.
+    which is the order in which the database applies them. PostgreSQL gets both INSERTs in one
+    round trip (psycopg's client-side binding sends them as one simple query).
     """
     at_value = connection.ops.adapt_datetimefield_value(at)
     balances: dict[int, int] = {}
-    postings: list[tuple[object, ...]] = []
+    postings: list[tuple[Any, ...]] = []
+    rows: list[tuple[Any, ...]] = []
     entries: list[JournalEntry] = []
     for draft in drafts:
-        for account, amount in draft.plan.lines:
+        plan = draft.plan
+        for account, amount in plan.lines:
             after = balances.get(account.pk, account.balance) + amount
             balances[account.pk] = after
             postings.append((draft.entry_id, account.pk, amount, after, at_value))
-        entries.append(
-            JournalEntry(
-                id=draft.entry_id,
-                idempotency_key=draft.idempotency_key,
-                club_key=draft.plan.lines[0][0].club_key,
-                at=at,
-                memo=draft.plan.memo,
-                source=draft.source,
-                shortfall=draft.plan.shortfall,
-                reverses=draft.plan.reverses,
-            )
+        reverses_id = plan.reverses.pk if plan.reverses is not None else None
+        values = (
+            draft.entry_id,
+            draft.idempotency_key,
+            plan.lines[0][0].club_key,
+            at,
+            plan.memo,
+            draft.source,
+            plan.shortfall,
+            reverses_id,
         )
-    rows = [
-        (
-            e.pk,
-            e.idempotency_key,
-            e.club_key,
-            at_value,
-            e.memo,
-            e.source,
-            e.shortfall,
-            e.reverses_id,
-        )
-        for e in entries
-    ]
-    with connection.cursor() as cursor:
-        _insert_rows(
-            cursor, "ledger_posting (entry_id, account_id, amount, balance_after, at)", postings
-        )
-        _insert_rows(
-            cursor,
+        rows.append((*values[:3], at_value, *values[4:]))
+        entries.append(JournalEntry.from_db(connection.alias, _ENTRY_FIELDS, values))
+    statements = [
+        *_inserts("ledger_posting (entry_id, account_id, amount, balance_after, at)", postings),
+        *_inserts(
             "ledger_journalentry"
             " (id, idempotency_key, club_key, at, memo, source, shortfall, reverses_id)",
             rows,
-        )
-    for entry in entries:
-        entry._state.adding = False
-        entry._state.db = connection.alias
+        ),
+    ]
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(
+                "; ".join(sql for sql, _ in statements),
+                [value for _, params in statements for value in params],
+            )
+        else:
+            for sql, params in statements:
+                cursor.execute(sql, params)
     return entries
 
 
-def _insert_rows(cursor: Any, into: str, rows: Sequence[tuple[object, ...]]) -> None:
+def _inserts(into: str, rows: Sequence[tuple[Any, ...]]) -> list[tuple[str, list[Any]]]:
+    statements = []
     for start in range(0, len(rows), _CHUNK):
         chunk = rows[start : start + _CHUNK]
         one = "(" + ", ".join(["%s"] * len(chunk[0])) + ")"
-        cursor.execute(
-            f"INSERT INTO {into} VALUES " + ", ".join([one] * len(chunk)),
-            [value for row in chunk for value in row],
+        statements.append(
+            (
+                f"INSERT INTO {into} VALUES " + ", ".join([one] * len(chunk)),
+                [value for row in chunk for value in row],
+            )
         )
+    return statements
 
 
 def _aware(value: datetime | str | None) -> datetime | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import random
+from contextlib import nullcontext
 from typing import Any
 
 
@@ -31,7 +32,7 @@ def move_chips(
     accounts = list(Account.objects.filter(pk__in=account_ids))
     moved = dict.fromkeys(account_ids, 0)
     written = refused = 0
-    start.wait()
+    start.wait(timeout=60)
     for n in range(rounds):
         payer, payee = rng.sample(accounts, 2)
         amount = rng.randint(1, 60)
@@ -76,10 +77,14 @@ def retry_same_keys(
     keys: list[str],
     start: Any,
     out: Any,
+    how: str = "transfer",
 ) -> None:
-    """Post one transfer per key, every process at the same moment; report each answer."""
+    """Post one transfer per key, every process at the same moment; report each answer.
+
+    ``how``: "transfer" alone (its own transaction), or inside a caller's transaction (like the
+    game service) through "transfer-in-transaction" or "batch" (entries_post of one entry)."""
     setup_django(database_url)
-    from django.db import connection
+    from django.db import connection, transaction
 
     from ledger import services
     from ledger.exceptions import IdempotencyConflict
@@ -88,16 +93,27 @@ def retry_same_keys(
     payer, payee = Account.objects.get(pk=payer_id), Account.objects.get(pk=payee_id)
     answers: dict[str, int | str] = {}
     for key in keys:
-        start.wait()
+        start.wait(timeout=60)  # a process that died fails the test instead of hanging it
         try:
-            entry = services.transfer(
-                payer=payer,
-                payee=payee,
-                amount=amount,
-                memo="retry",
-                source="race",
-                idempotency_key=key,
-            )
+            if how == "batch":
+                with transaction.atomic():
+                    request = services.EntryRequest(
+                        postings=[(payer, -amount), (payee, amount)],
+                        memo="retry",
+                        source="race",
+                        idempotency_key=key,
+                    )
+                    [entry] = services.entries_post(entries=[request])
+            else:
+                with transaction.atomic() if how == "transfer-in-transaction" else nullcontext():
+                    entry = services.transfer(
+                        payer=payer,
+                        payee=payee,
+                        amount=amount,
+                        memo="retry",
+                        source="race",
+                        idempotency_key=key,
+                    )
             answers[key] = entry.pk
         except IdempotencyConflict:
             answers[key] = "conflict"

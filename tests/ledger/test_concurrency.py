@@ -114,3 +114,32 @@ def test_concurrent_writers_of_one_key_with_different_postings_get_one_entry_and
     moved = sum(selectors.account_balance(account=p) for p in payees)
     assert moved == 10 * len(keys)
     assert all(finding.ok for finding in books_audit())
+
+
+def test_writers_of_one_key_through_every_path_queue_on_the_key_and_get_one_entry() -> None:
+    """Alone, inside a caller's transaction, or in a batch: every writer takes the key's lock
+    before the accounts', so no one fails on the unique index (which would abort the caller's
+    transaction, there being no savepoint): one entry per key, the others answered."""
+    wallets = funded_wallets(PROCESSES, 1000)
+    payees = [WalletFactory(owner=UserFactory()) for _ in range(PROCESSES)]
+    keys = [f"mixed:{n}" for n in range(15)]
+    paths = ["transfer", "transfer-in-transaction", "batch", "batch"]
+    results = run_processes(
+        _workers.retry_same_keys,
+        lambda i, start, out: (
+            database_url(),
+            wallets[i].pk,
+            payees[i].pk,
+            10,
+            keys,
+            start,
+            out,
+            paths[i],
+        ),
+    )
+    for key in keys:
+        answers = [answers[key] for answers in results]
+        assert answers.count("conflict") == PROCESSES - 1
+        assert JournalEntry.objects.filter(idempotency_key=key).count() == 1
+    assert sum(selectors.account_balance(account=p) for p in payees) == 10 * len(keys)
+    assert all(finding.ok for finding in books_audit())

@@ -447,3 +447,120 @@ def test_a_batch_needs_one_key_per_entry_and_respects_earlier_keys(
     with pytest.raises(IdempotencyConflict):
         services.entries_post(entries=[one])
     assert services.entries_post(entries=[]) == []
+
+
+def test_a_batch_refused_inside_the_callers_transaction_leaves_it_usable(
+    wallet_a: Account, wallet_b: Account, bank: Account, fund: Fund, key: Key
+) -> None:
+    """The batch checks everything before it writes, so it needs no savepoint: a refusal is
+    raised out of its block with nothing written, and the caller goes on."""
+    fund(wallet_a, 10)
+    k = key()
+    services.buy_in(wallet=wallet_b, amount=5, source="b", idempotency_key=k)
+    with transaction.atomic():
+        with pytest.raises(InsufficientChips):
+            services.entries_post(
+                entries=[
+                    services.EntryRequest(
+                        postings=[(bank, -1), (wallet_b, 1)],
+                        memo="m",
+                        source="b",
+                        idempotency_key=key(),
+                    ),
+                    services.EntryRequest(
+                        postings=[(wallet_a, -11), (wallet_b, 11)],
+                        memo="m",
+                        source="b",
+                        idempotency_key=key(),
+                    ),
+                ]
+            )
+        with pytest.raises(IdempotencyConflict):
+            services.entries_post(
+                entries=[
+                    services.EntryRequest(
+                        postings=[(bank, -6), (wallet_b, 6)],
+                        memo="m",
+                        source="b",
+                        idempotency_key=k,
+                    )
+                ]
+            )
+        with pytest.raises(IdempotencyConflict):
+            services.buy_in(wallet=wallet_b, amount=6, source="b", idempotency_key=k)
+        services.transfer(
+            payer=wallet_a, payee=wallet_b, amount=10, memo="m", source="t", idempotency_key=key()
+        )
+    assert (balance(wallet_a), balance(wallet_b)) == (0, 15)
+    assert JournalEntry.objects.count() == 3
+
+
+def test_an_unknown_account_is_refused(wallet_a: Account, bank: Account, key: Key) -> None:
+    ghost = Account(pk=10**9, kind="wallet", club_key=wallet_a.club_key, name="ghost")
+    with pytest.raises(InvalidEntry, match=r"No such account: \[1000000000\]"):
+        services.transfer(
+            payer=bank, payee=ghost, amount=5, memo="m", source="t", idempotency_key=key()
+        )
+    request = services.EntryRequest(
+        postings=[(bank, -5), (ghost, 5)], memo="m", source="t", idempotency_key=key()
+    )
+    with pytest.raises(InvalidEntry, match="No such account"):
+        services.entries_post(entries=[request])
+    assert not JournalEntry.objects.exists()
+
+
+def test_an_entry_may_be_dated_but_never_before_its_accounts_last_posting(
+    wallet_a: Account, wallet_b: Account, fund: Fund, key: Key
+) -> None:
+    fund(wallet_a, 10)
+    last = wallet_a.last_posted_at
+    assert last is not None
+    later = last + timedelta(minutes=1)
+    entry = services.transfer(
+        payer=wallet_a,
+        payee=wallet_b,
+        amount=4,
+        memo="m",
+        source="t",
+        idempotency_key=key(),
+        at=later,
+    )
+    assert entry.at == later == JournalEntry.objects.get(pk=entry.pk).at
+    assert wallet_a.last_posted_at == later and wallet_a.balance == 6
+    with pytest.raises(BackdatedEntry, match="would come before its accounts' last posting"):
+        services.transfer(
+            payer=wallet_a,
+            payee=wallet_b,
+            amount=1,
+            memo="m",
+            source="t",
+            idempotency_key=key(),
+            at=later - timedelta(seconds=1),
+        )
+    assert balance(wallet_a) == 6
+
+
+@pytest.mark.postgres
+def test_on_postgresql_an_entry_is_one_statement_and_a_batch_two(
+    wallet_a: Account, wallet_b: Account, bank: Account, fund: Fund, key: Key
+) -> None:
+    """Round trips were most of an entry's time: no savepoint, no separate lock or lookup."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    fund(wallet_a, 100)
+    with transaction.atomic(), CaptureQueriesContext(connection) as queries:
+        services.transfer(
+            payer=wallet_a, payee=wallet_b, amount=1, memo="m", source="t", idempotency_key=key()
+        )
+    assert [q["sql"].split("(")[0] for q in queries] == ["SELECT * FROM ledger_post"]
+    batch = [
+        services.EntryRequest(
+            postings=[(wallet_a, -1), (wallet_b, 1)], memo="m", source="b", idempotency_key=key()
+        )
+        for _ in range(3)
+    ]
+    with transaction.atomic(), CaptureQueriesContext(connection) as queries:
+        services.entries_post(entries=batch)
+    assert len(queries) == 2  # the locks and lookups, then both INSERTs in one round trip
+    assert (balance(wallet_a), balance(wallet_b)) == (96, 4)
