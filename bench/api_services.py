@@ -86,7 +86,7 @@ class Services:
             self.queries.append(len(q.captured_queries))
         self.move_s += time.perf_counter() - began
         self.moves += 1
-        self.events += answer["seq"] - hand.last_seq
+        self.events += answer.response["seq"] - hand.last_seq
 
     def run(self, seconds: float) -> None:
         end = time.perf_counter() + seconds

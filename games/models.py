@@ -1,9 +1,12 @@
 """Parties, hands and the event store.
 
-A hand's state is never stored: it is rebuilt by replaying its ``HandEvent`` rows through the
-rules engine. Events are append-only (database triggers, migration 0002) and hash-chained
-(HAND_RECORD.md). The seed lives in ``HandSeed``, apart from the events, and is revealed only
-once the hand is over.
+A hand's state is what its ``HandEvent`` rows give when replayed through the rules engine.
+Events are append-only (database triggers, migration 0002) and hash-chained (HAND_RECORD.md).
+The hand row also keeps a snapshot of that state (``Hand.snapshot``), written by every command
+with the events it appends, so that a move need not read and replay the whole stream; it is only
+an optimisation, checked against a full replay in tests, and a missing or stale snapshot is
+ignored (``games.services.store``). The seed lives in ``HandSeed``, apart from the events, and is
+revealed only once the hand is over.
 """
 
 from __future__ import annotations
@@ -83,6 +86,11 @@ class Hand(models.Model):
     commitment = models.CharField(max_length=64)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PLAYING)
     last_seq = models.PositiveIntegerField(default=0)
+    # The chain's last hash (the commitment before any event): the next event's ``prev``.
+    last_hash = models.CharField(max_length=64, blank=True)
+    # The engine's state at ``last_seq``, pickled (games.services.store.freeze); a cache of the
+    # replay, never the truth: empty or stale, it is rebuilt from the events.
+    snapshot = models.BinaryField(null=True, blank=True, editable=False)
     # The pending decision: who is awaited, and until when (the timers play the default move).
     deadline = models.DateTimeField(null=True, blank=True, db_index=True)
     deadline_seq = models.PositiveIntegerField(null=True, blank=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -11,7 +12,7 @@ from games.engine.base import Event
 from games.engine.record import build_record
 from games.engine.verify import Discrepancy, verify_record
 from games.errors import HandNotOver
-from games.models import Hand, HandEvent, Partie
+from games.models import Hand, Partie, Seat
 from games.services import store
 from games.visibility import redact_events
 
@@ -24,10 +25,11 @@ def hand_list(*, partie: Partie) -> QuerySet[Hand]:
     return partie.hands.order_by("number")
 
 
-def seat_of(hand: Hand, user: AbstractBaseUser | AnonymousUser) -> int | None:
+def seat_of(hand: Hand, user: AbstractBaseUser | AnonymousUser,
+            seats: Iterable[Seat] | None = None) -> int | None:
     if not user.is_authenticated:
         return None
-    for seat in hand.partie.seats.all():
+    for seat in hand.partie.seats.all() if seats is None else seats:
         if seat.player_id == user.pk:
             return int(seat.number)
     return None
@@ -36,8 +38,18 @@ def seat_of(hand: Hand, user: AbstractBaseUser | AnonymousUser) -> int | None:
 def hand_view(*, hand: Hand, user: AbstractBaseUser | AnonymousUser) -> dict[str, Any]:
     """The requester's view of a hand: his seat's (or a spectator's), his legal moves, whose turn
     it is and until when. Nothing of another seat's cards, the talon or the seed until the end."""
-    loaded = store.load(hand)
-    seat = seat_of(hand, user)
+    return view_of(hand=hand, loaded=store.load(hand), seat=seat_of(hand, user))
+
+
+def hand_view_by_id(*, hand_id: Any, user: AbstractBaseUser | AnonymousUser) -> dict[str, Any]:
+    """``hand_view`` in one statement: the hand, its partie, seed and seats read together
+    (store.read_hand), its state from its snapshot. Hand.DoesNotExist if there is none."""
+    hand, seats = store.read_hand(hand_id)
+    return view_of(hand=hand, loaded=store.load(hand), seat=seat_of(hand, user, seats))
+
+
+def view_of(*, hand: Hand, loaded: store.Loaded, seat: int | None) -> dict[str, Any]:
+    """``hand_view`` from a state already at hand (a move's answer: the command's own)."""
     over = hand.status == Hand.Status.OVER
     view = loaded.game.view(loaded.state, seat)
     legal = loaded.game.legal_moves(loaded.state).get(seat, []) if seat is not None else []
@@ -60,21 +72,18 @@ def hand_view(*, hand: Hand, user: AbstractBaseUser | AnonymousUser) -> dict[str
 
 
 def hand_events(*, hand: Hand, user: AbstractBaseUser | AnonymousUser) -> list[dict[str, Any]]:
-    rows = HandEvent.objects.filter(hand=hand).order_by("seq")
-    events = [store.record_event(r) for r in rows]
-    return redact_events(events, viewer=seat_of(hand, user), n_seats=hand.partie.seats.count(),
-                         over=hand.status == Hand.Status.OVER)
+    return redact_events(store.events(hand), viewer=seat_of(hand, user),
+                         n_seats=hand.partie.seats.count(), over=hand.status == Hand.Status.OVER)
 
 
 def hand_record(*, hand: Hand) -> dict[str, Any]:
     """The HAND_RECORD.md document of a finished hand."""
     if hand.status != Hand.Status.OVER:
         raise HandNotOver("the record is published once the hand is over")
-    loaded = store.load(hand)
     return build_record(
         game=hand.partie.game, hand=str(hand.id), table=hand.partie.table_label,
         partie=str(hand.partie_id), number=hand.number, seed=hand.secret.seed,
-        deck=loaded.deck, events=loaded.events,
+        deck=store.hand_deck(hand), events=store.events(hand),
     )
 
 
@@ -87,4 +96,4 @@ def hand_verification(*, hand: Hand) -> dict[str, Any]:
 
 
 def replayed_events(hand: Hand) -> list[Event]:
-    return [Event.from_dict(e) for e in store.load(hand).events]
+    return [Event.from_dict(e) for e in store.events(hand)]

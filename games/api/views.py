@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from drf_spectacular.utils import extend_schema
@@ -58,7 +59,10 @@ class PartieDetailView(APIView):
 class HandDetailView(APIView):
     @extend_schema(responses=dict)
     def get(self, request: Request, hand_id: str) -> Response:
-        return Response(selectors.hand_view(hand=_hand(hand_id), user=request.user))
+        try:
+            return Response(selectors.hand_view_by_id(hand_id=hand_id, user=request.user))
+        except Hand.DoesNotExist:
+            raise Http404("no such hand") from None
 
 
 class HandMovesView(APIView):
@@ -67,18 +71,22 @@ class HandMovesView(APIView):
         data = s.MoveRequestSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        hand = get_object_or_404(Hand.objects.only("id"), pk=hand_id)  # 404, not a 500
         m = v["move"]
-        applied = services.move_play(
-            hand_id=hand.id, user=request.user,
-            move=Move(type=m["type"], card=m.get("card"), suit=m.get("suit")),
-            seq=v["seq"], command_id=v["command_id"], at=timezone.now(),
-        )
-        hand = _hand(hand_id)  # one query, where refresh_from_db would reload partie and seed
-        # ``command`` is the stored first answer: a retry gets it again even if the hand has
-        # moved on since (the view around it is the hand as it is now).
-        return Response({**selectors.hand_view(hand=hand, user=request.user), "command": applied},
-                        status=status.HTTP_201_CREATED)
+        try:
+            played = services.move_play(
+                hand_id=hand_id, user=request.user,
+                move=Move(type=m["type"], card=m.get("card"), suit=m.get("suit")),
+                seq=v["seq"], command_id=v["command_id"], at=timezone.now(),
+            )
+        except Hand.DoesNotExist:
+            raise Http404("no such hand") from None
+        if played.loaded is not None:  # the hand as the move left it, not loaded again
+            view = selectors.view_of(hand=played.hand, loaded=played.loaded, seat=played.seat)
+        else:
+            # A retry: ``command`` is the stored first answer, even if the hand has moved on
+            # since; the view around it is the hand as it is now.
+            view = selectors.hand_view_by_id(hand_id=hand_id, user=request.user)
+        return Response({**view, "command": played.response}, status=status.HTTP_201_CREATED)
 
 
 class HandEventsView(APIView):

@@ -4,9 +4,10 @@
 delayed bot move of a pending decision) and ``partie_close``.
 """
 
-from .moves import deadline_fire, move_play
+from .moves import MovePlayed, deadline_fire, move_play
 from .parties import hand_deal, partie_close, partie_start, partie_tick
 
 __all__ = [
-    "deadline_fire", "hand_deal", "move_play", "partie_close", "partie_start", "partie_tick",
+    "MovePlayed", "deadline_fire", "hand_deal", "move_play", "partie_close", "partie_start",
+    "partie_tick",
 ]

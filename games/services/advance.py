@@ -9,14 +9,14 @@ deadline (``move_timeout``) after which the default move is played.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 
-from games.engine.base import BY_FORCED, BY_PLAYER, BY_TIMEOUT, Event, Move
+from games.engine.base import BY_FORCED, BY_PLAYER, BY_TIMEOUT, Move
 from games.engine.bots import make_bot
 from games.models import Hand, Partie, Seat
 
@@ -30,14 +30,20 @@ MAX_STEPS = 10_000
 
 @dataclass
 class Table:
-    """What ``advance`` needs to know of a partie while it plays a hand."""
+    """What a command needs to know of a partie while it plays a hand: read once per command
+    (the seats and their players; the ledger accounts when a payment first needs them)."""
 
     partie: Partie
     seats: list[Seat]
+    accounts: chips.Accounts = field(init=False)
+    bots: dict[int, str] = field(init=False)
 
-    @property
-    def bots(self) -> dict[int, str]:
-        return {s.number: s.bot for s in self.seats if s.bot}
+    def __post_init__(self) -> None:
+        self.accounts = chips.Accounts(self.partie, self.seats)
+        self.bots = {s.number: s.bot for s in self.seats if s.bot}
+
+    def seat_of(self, user_id: Any) -> int | None:
+        return next((s.number for s in self.seats if s.player_id == user_id), None)
 
 
 def bot_move(
@@ -59,12 +65,11 @@ def apply_move(
     produced = loaded.game.decide(loaded.state, seat, move, by)
     sealed = store.append(hand, produced, prev_hash=loaded.last_hash, actor=actor,
                           command_id=command_id, at=now)
-    chips.post_payments(partie=table.partie, hand=hand, sealed=sealed)
+    chips.post_payments(accounts=table.accounts, hand=hand, sealed=sealed)
     state = loaded.state
     for event in produced:
         state = loaded.game.apply(state, event)
-    return store.Loaded(game=loaded.game, deck=loaded.deck, events=loaded.events + sealed,
-                        state=state)
+    return store.Loaded(game=loaded.game, state=state, last_hash=sealed[-1]["hash"])
 
 
 def advance(table: Table, hand: Hand, loaded: store.Loaded, *, now: datetime) -> store.Loaded:
@@ -169,12 +174,9 @@ def _finish(table: Table, hand: Hand, loaded: store.Loaded, *, now: datetime) ->
 
 
 def table_for(partie: Partie) -> Table:
-    seats = partie.seats.select_related("player").order_by("number")
-    return Table(partie=partie, seats=list(seats))
-
-
-def events_as(loaded: store.Loaded) -> list[Event]:
-    return [Event.from_dict(e) for e in loaded.events]
+    """The partie and its seats, in order, with their users (a deal names them). A move reads
+    its table with its hand instead (store.lock_hand)."""
+    return Table(partie=partie, seats=store.seats(partie))
 
 
 def now() -> datetime:

@@ -13,8 +13,10 @@ from django.contrib.auth.models import AbstractBaseUser
 
 from games.models import Hand, HandEvent, Partie, Seat
 from ledger import services as ledger
-from ledger.models import Account, JournalEntry
+from ledger.models import Account, AccountKind, JournalEntry
 from ledger.services import EntryRequest
+
+from . import store
 
 
 def bot_user(name: str, index: int, table: str) -> AbstractBaseUser:
@@ -32,17 +34,52 @@ def wallet(partie: Partie, player: Any) -> Account:
     return ledger.wallet_get_or_create(club_key=partie.club_key, owner=player)
 
 
+def _pot_ref(partie: Partie) -> str:
+    return f"partie:{partie.pk}"
+
+
 def pot(partie: Partie) -> Account:
-    return ledger.pot_get_or_create(club_key=partie.club_key, ref=f"partie:{partie.pk}",
+    return ledger.pot_get_or_create(club_key=partie.club_key, ref=_pot_ref(partie),
                                     name=f"Pot of {partie.table_label} ({partie.pk})")
 
 
-def wallet_balances(*, partie: Partie, seats: Sequence[Seat]) -> dict[int, int]:
-    return {s.number: wallet(partie, s.player).balance for s in seats}
+class Accounts:
+    """The accounts one command's payments move chips between, by side as the ``pay`` events
+    name them (``"pot"`` or a seat number): the seats' wallets and the partie's pot.
+
+    Read in one query the first time a payment needs them, then kept for the command: a move
+    that pays nothing reads none, and one that pays many reads them once. An account that does
+    not exist yet is created as ``wallet`` and ``pot`` create it."""
+
+    def __init__(self, partie: Partie, seats: Sequence[Seat]) -> None:
+        self.partie = partie
+        self.seats = {s.number: s for s in seats}
+        self._found: dict[str, Account] | None = None
+
+    def __getitem__(self, side: Any) -> Account:
+        if self._found is None:
+            self._found = self._read()
+        key = str(side)
+        if key not in self._found:
+            self._found[key] = (pot(self.partie) if key == "pot"
+                                else wallet(self.partie, self.seats[int(key)].player))
+        return self._found[key]
+
+    def _read(self) -> dict[str, Account]:
+        side_of = {s.player_id: str(n) for n, s in self.seats.items()}
+        found = store.accounts(club_key=self.partie.club_key, owners=list(side_of),
+                               pot_ref=_pot_ref(self.partie))
+        return {("pot" if a.kind == AccountKind.POT else side_of[a.owner_id]): a for a in found}
 
 
-def pot_balance(*, partie: Partie) -> int:
-    return pot(partie).balance
+def wallet_balances(*, partie: Partie, seats: Sequence[Seat],
+                    accounts: Accounts | None = None) -> dict[int, int]:
+    accounts = accounts or Accounts(partie, seats)
+    return {s.number: accounts[s.number].balance for s in seats}
+
+
+def pot_balance(*, partie: Partie, accounts: Accounts | None = None) -> int:
+    return (accounts or Accounts(partie, []))["pot"].balance
 
 
 def buy_in(*, partie: Partie, seat: Seat, amount: int, at: datetime) -> None:
@@ -52,17 +89,13 @@ def buy_in(*, partie: Partie, seat: Seat, amount: int, at: datetime) -> None:
                   memo=f"Buy-in at {partie.table_label}")
 
 
-def _account(partie: Partie, seats: dict[int, Seat], side: Any) -> Account:
-    return pot(partie) if side == "pot" else wallet(partie, seats[int(side)].player)
-
-
-def post_payments(*, partie: Partie, hand: Hand, sealed: Sequence[dict[str, Any]]) -> None:
+def post_payments(*, accounts: Accounts, hand: Hand, sealed: Sequence[dict[str, Any]]) -> None:
     """Post the ``pay`` events among ``sealed``, all in one batch (nothing moved, nothing
     posted: the shortfall of a payer who held nothing is kept in the event itself)."""
     pays = [e for e in sealed if e["type"] == "pay" and e["amount"] > 0]
     if not pays:
         return
-    seats = {s.number: s for s in partie.seats.select_related("player")}
+    partie = accounts.partie
     requests = []
     for e in pays:
         memo = f"{e['reason']}: hand {hand.number} of {partie.table_label}"
@@ -71,8 +104,7 @@ def post_payments(*, partie: Partie, hand: Hand, sealed: Sequence[dict[str, Any]
             memo += f" (owed {owed}, paid {e['amount']}, shortfall {e['short']})"
         amount = e["amount"]
         requests.append(EntryRequest(
-            postings=[(_account(partie, seats, e["from"]), -amount),
-                      (_account(partie, seats, e["to"]), amount)],
+            postings=[(accounts[e["from"]], -amount), (accounts[e["to"]], amount)],
             memo=memo, source=f"hand:{hand.pk}/event:{e['seq']}",
             idempotency_key=f"hand:{hand.pk}:{e['seq']}",
         ))
@@ -108,15 +140,14 @@ def share_pot(*, partie: Partie, seats: Sequence[Seat], last_banker: int, at: da
 def reconcile_hand(*, hand: Hand) -> list[str]:
     """Compare the ledger with the hand's ``pay`` events; return every difference found."""
     partie = hand.partie
-    seats = {s.number: s for s in partie.seats.select_related("player")}
+    accounts = Accounts(partie, partie.seats.select_related("player"))
     problems = []
     expected: dict[str, dict[int, int]] = {}
     for row in HandEvent.objects.filter(hand=hand, type="pay").order_by("seq"):
         p = row.payload
         if p["amount"] <= 0:
             continue
-        payer = _account(partie, seats, p["from"])
-        payee = _account(partie, seats, p["to"])
+        payer, payee = accounts[p["from"]], accounts[p["to"]]
         expected[f"hand:{hand.pk}:{row.seq}"] = {payer.pk: -p["amount"], payee.pk: p["amount"]}
     found = {
         e.idempotency_key: dict(e.postings.values_list("account_id", "amount"))

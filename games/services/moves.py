@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from games.engine.base import BY_PLAYER, Move, RuleError
 from games.errors import (
@@ -20,56 +22,85 @@ from games.errors import (
 from games.models import Command, Hand, Partie
 
 from . import store
-from .advance import advance, fire, table_for
+from .advance import Table, advance, apply_move, fire
 
 
-def _locked_hand(hand_id: Any) -> Hand:
-    # The row lock serialises writers of one hand; the (hand, seq) unique constraint backs it.
-    # Lock only the hand's row: PostgreSQL refuses FOR UPDATE on the nullable side of the
-    # outer join to the seed, and the partie's row is the dealer's lock, not the movers'.
-    return (Hand.objects.select_for_update(of=("self",)).select_related("partie", "secret")
-            .get(pk=hand_id))
+def _locked_table(hand_id: Any) -> tuple[Hand, Table]:
+    """The hand, locked, and its table (partie and seats), read once for the whole command.
+
+    The row lock serialises writers of one hand; the (hand, seq) unique constraint backs it.
+    The snapshot gives the hand's state, so the events are not read (store.load)."""
+    hand, seats = store.lock_hand(hand_id)
+    return hand, Table(partie=hand.partie, seats=seats)
+
+
+@dataclass(frozen=True)
+class MovePlayed:
+    """What ``move_play`` answers: ``response``, the command's answer (stored, and given again
+    to a retry), and, when the move was played now, the hand and its state after it, so that
+    the API answers without loading the hand again. A retry has no ``loaded``: the hand may
+    have moved on since the first answer."""
+
+    response: dict[str, Any]
+    hand: Hand | None = None
+    loaded: store.Loaded | None = None
+    seat: int | None = None
 
 
 def move_play(
     *, hand_id: uuid.UUID, user: AbstractBaseUser, move: Move, seq: int,
     command_id: uuid.UUID, at: datetime,
-) -> dict[str, Any]:
+) -> MovePlayed:
     """Play ``move`` for ``user``'s seat, answering the hand at ``seq``; idempotent by id."""
     request = {"hand": str(hand_id), "seq": seq, "move": move.to_dict()}
     with transaction.atomic():
-        hand = _locked_hand(hand_id)
-        done = Command.objects.filter(command_id=command_id).first()
-        if done is not None:
-            if done.request != request or done.user_id != user.pk:
-                raise CommandConflict("this command_id was already used for another move")
-            return dict(done.response)
-        # The seq first: a move that lost the race to the hand's last move is a 409 like any
-        # other lost race, whether or not that last move ended the hand.
-        if seq != hand.last_seq:
-            raise StaleSequence(f"the hand is at seq {hand.last_seq}, your move answers {seq}; "
-                                f"reload the hand")
-        if hand.status == Hand.Status.OVER:
-            raise HandIsOver("this hand is over: no move can be played")
-        table = table_for(hand.partie)
-        seat = next((s.number for s in table.seats if s.player_id == user.pk), None)
+        hand, table = _locked_table(hand_id)
+        if seq != hand.last_seq or hand.status == Hand.Status.OVER:
+            return MovePlayed(response=_answered_before(hand, request, user, command_id))
+        seat = table.seat_of(user.pk)
         if seat is None:
             raise NotSeated("you have no seat at this table")
         loaded = store.load(hand)
         first_new = hand.last_seq + 1
         try:
-            from .advance import apply_move
-
             loaded = apply_move(table, hand, loaded, seat, move, BY_PLAYER, actor=user,
                                 command_id=command_id, now=at)
         except RuleError as exc:
             raise IllegalMoveError(exc.message, rule=exc.rule) from None
         loaded = advance(table, hand, loaded, now=at)
-        hand.save()
+        store.save(hand, loaded)
         response = {"hand": str(hand.id), "seq": hand.last_seq, "applied_from_seq": first_new}
-        Command.objects.create(command_id=command_id, hand=hand, user=user, request=request,
-                               response=response)
-        return response
+        try:
+            store.insert(Command, [{"command_id": command_id, "hand_id": hand.pk,
+                                    "user_id": user.pk, "request": request,
+                                    "response": response, "created_at": timezone.now()}])
+        except IntegrityError:
+            # The id answers a move elsewhere (see _answered_before): the whole move rolls back.
+            raise CommandConflict(_REUSED) from None
+        return MovePlayed(response=response, hand=hand, loaded=loaded, seat=seat)
+
+
+_REUSED = "this command_id was already used for another move"
+
+
+def _answered_before(hand: Hand, request: dict[str, Any], user: AbstractBaseUser,
+                     command_id: uuid.UUID) -> dict[str, Any]:
+    """The stored answer of a retried command, or why the move cannot be played.
+
+    Only a move that does not answer the hand's current seq can be a retry: applying a command
+    moves its hand past the seq it answered. So the usual move skips this lookup, and the
+    Command row's primary key refuses an id already used at another hand or seq."""
+    done = Command.objects.filter(command_id=command_id).first()
+    if done is not None:
+        if done.request != request or done.user_id != user.pk:
+            raise CommandConflict(_REUSED)
+        return dict(done.response)
+    # The seq first: a move that lost the race to the hand's last move is a 409 like any
+    # other lost race, whether or not that last move ended the hand.
+    if request["seq"] != hand.last_seq:
+        raise StaleSequence(f"the hand is at seq {hand.last_seq}, your move answers "
+                            f"{request['seq']}; reload the hand")
+    raise HandIsOver("this hand is over: no move can be played")
 
 
 def deadline_fire(*, hand_id: Any, seq: int, at: datetime) -> bool:
@@ -77,7 +108,7 @@ def deadline_fire(*, hand_id: Any, seq: int, at: datetime) -> bool:
     due; otherwise do nothing (a late or duplicated timer is harmless). True if it played."""
     with transaction.atomic():
         try:
-            hand = _locked_hand(hand_id)
+            hand, table = _locked_table(hand_id)
         except Hand.DoesNotExist:
             return False
         if (hand.status != Hand.Status.PLAYING or hand.deadline is None
@@ -85,8 +116,7 @@ def deadline_fire(*, hand_id: Any, seq: int, at: datetime) -> bool:
             return False
         if hand.partie.status == Partie.Status.OVER:
             return False
-        table = table_for(hand.partie)
         loaded = store.load(hand)
-        fire(table, hand, loaded, now=at)
-        hand.save()
+        loaded = fire(table, hand, loaded, now=at)
+        store.save(hand, loaded)
         return True

@@ -105,47 +105,15 @@ def _end_reason(partie: Partie, last: Hand | None, chips_now: dict[int, int], at
 def hand_deal(*, partie: Partie, at: datetime) -> Hand | None:
     """Deal the partie's next hand, or close the partie at its end condition (then ``None``)."""
     with transaction.atomic():
-        partie = Partie.objects.select_for_update().get(pk=partie.pk)
+        locked, last = store.lock_partie(partie.pk)
+        if locked is None:
+            raise Partie.DoesNotExist(f"no partie {partie.pk}")
+        partie = locked
         if partie.status == Partie.Status.OVER:
             raise PartieOver("this partie is over")
-        last = partie.hands.order_by("-number").first()
         if last is not None and last.status != Hand.Status.OVER:
             raise GameError(f"hand {last.number} is still being played", code="hand_in_progress")
-        table = table_for(partie)
-        n = len(table.seats)
-        chips_now = chips.wallet_balances(partie=partie, seats=table.seats)
-        if _end_reason(partie, last, chips_now, at):
-            partie_close(partie=partie, at=at)
-            return None
-        engine = get_game(partie.game)
-        seed = new_seed()
-        deck, first_dealer = deal_from_seed(partie.game, seed, n)
-        dealer = first_dealer if last is None else (last.dealer + 1) % n
-        extra: dict[str, Any] = {}
-        if partie.game == "comet":
-            partie.comet_payment_due = engine.next_comet_payment_due(  # type: ignore[attr-defined]
-                partie.options, partie.comet_payment_due, partie.comet_played_last)
-            partie.save(update_fields=["comet_payment_due"])
-            extra["comet_payment_due"] = partie.comet_payment_due
-        partie.next_hand_at = None
-        partie.save(update_fields=["next_hand_at"])
-        commit = commitment(seed)
-        hand = Hand.objects.create(partie=partie, number=(last.number + 1) if last else 1,
-                                   dealer=dealer, commitment=commit)
-        HandSeed.objects.create(hand=hand, seed=seed)
-        opening = engine.begin(
-            deck=deck, dealer=dealer,
-            seats=[{"seat": s.number, "player": s.player.get_username()} for s in table.seats],
-            options=partie.options, chips_before={str(k): v for k, v in chips_now.items()},
-            pot_before=chips.pot_balance(partie=partie), commitment=commit, **extra,
-        )
-        sealed = store.append(hand, opening, prev_hash=commit, at=at)
-        chips.post_payments(partie=partie, hand=hand, sealed=sealed)
-        loaded = store.Loaded(game=engine, deck=deck, events=sealed,
-                              state=engine.replay(deck, opening))
-        advance(table, hand, loaded, now=at)
-        hand.save()
-        return hand
+        return _deal(partie, last, at)
 
 
 def partie_tick(*, partie_id: Any, at: datetime) -> Hand | None:
@@ -153,15 +121,53 @@ def partie_tick(*, partie_id: Any, at: datetime) -> Hand | None:
     (or close it at its end condition). Does nothing if that is not due yet, so a late or
     duplicated timer is harmless."""
     with transaction.atomic():
-        partie = Partie.objects.select_for_update().filter(pk=partie_id).first()
+        partie, last = store.lock_partie(partie_id)
         if partie is None or partie.status == Partie.Status.OVER:
             return None
         if partie.next_hand_at is None or partie.next_hand_at > at:
             return None
-        last = partie.hands.order_by("-number").first()
         if last is not None and last.status != Hand.Status.OVER:
             return None
-        return hand_deal(partie=partie, at=at)
+        return _deal(partie, last, at)
+
+
+def _deal(partie: Partie, last: Hand | None, at: datetime) -> Hand | None:
+    """``hand_deal``'s work, the partie locked and its ``last`` hand over."""
+    table = table_for(partie)
+    n = len(table.seats)
+    chips_now = chips.wallet_balances(partie=partie, seats=table.seats, accounts=table.accounts)
+    if _end_reason(partie, last, chips_now, at):
+        partie_close(partie=partie, at=at)
+        return None
+    engine = get_game(partie.game)
+    seed = new_seed()
+    deck, first_dealer = deal_from_seed(partie.game, seed, n)
+    dealer = first_dealer if last is None else (last.dealer + 1) % n
+    extra: dict[str, Any] = {}
+    if partie.game == "comet":
+        partie.comet_payment_due = engine.next_comet_payment_due(  # type: ignore[attr-defined]
+            partie.options, partie.comet_payment_due, partie.comet_played_last)
+        extra["comet_payment_due"] = partie.comet_payment_due
+    partie.next_hand_at = None
+    partie.save(update_fields=["comet_payment_due", "next_hand_at"])
+    commit = commitment(seed)
+    hand = Hand(partie=partie, number=(last.number + 1) if last else 1, dealer=dealer,
+                commitment=commit, last_hash=commit)
+    store.create(hand)
+    store.create(HandSeed(hand=hand, seed=seed))
+    opening = engine.begin(
+        deck=deck, dealer=dealer,
+        seats=[{"seat": s.number, "player": s.player.get_username()} for s in table.seats],
+        options=partie.options, chips_before={str(k): v for k, v in chips_now.items()},
+        pot_before=chips.pot_balance(partie=partie, accounts=table.accounts),
+        commitment=commit, **extra,
+    )
+    sealed = store.append(hand, opening, prev_hash=commit, at=at)
+    chips.post_payments(accounts=table.accounts, hand=hand, sealed=sealed)
+    loaded = store.Loaded(game=engine, state=engine.replay(deck, opening),
+                          last_hash=sealed[-1]["hash"])
+    store.save(hand, advance(table, hand, loaded, now=at))
+    return hand
 
 
 def partie_close(*, partie: Partie, at: datetime) -> None:

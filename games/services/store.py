@@ -1,14 +1,28 @@
-"""The event store: load a hand's stream, replay it, append new events to the hash chain."""
+"""The event store: a hand's state (from its snapshot or a replay of its stream), and appends
+to the hash chain.
+
+The events are the truth. The hand row keeps, besides, the state they give at ``last_seq``
+(``Hand.snapshot``) and the chain's last hash (``Hand.last_hash``), both written by every command
+in the transaction that appends the events (``save``). A move then reads one row instead of the
+whole stream. A snapshot that is missing, stale (another ``last_seq``) or unreadable is ignored
+and the state is replayed from the events: the snapshot is only an optimisation, and
+tests/games/test_snapshot.py checks it against a full replay.
+"""
 
 from __future__ import annotations
 
+import functools
+import io
+import logging
+import pickle
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, is_dataclass
 from datetime import datetime
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import IntegrityError
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, IntegrityError, connections, models
 from django.utils import timezone
 
 from games.engine.base import Event
@@ -17,21 +31,29 @@ from games.engine.protocol import Game
 from games.engine.record import iso_z, seal
 from games.engine.registry import get_game
 from games.errors import StaleSequence
-from games.models import Hand, HandEvent
+from games.models import Hand, HandEvent, HandSeed, Partie, Seat
+from ledger.models import Account, AccountKind
+
+logger = logging.getLogger(__name__)
+
+SNAPSHOT_PROTOCOL = 5
+#: Every field of the hand row a command may change (``save``): its place in the chain, its
+#: state, and its pending decision.
+HAND_FIELDS = ["last_seq", "last_hash", "snapshot", "status", "ended_at", "deadline",
+               "deadline_seq", "deadline_kind"]
 
 
 @dataclass(frozen=True)
 class Loaded:
-    """A hand's stream and the state its replay gives."""
+    """A hand's state at ``hand.last_seq`` and the hash the next event chains to."""
 
     game: Game
-    deck: list[str]
-    events: list[dict[str, Any]]
     state: Any
+    last_hash: str
 
     @property
-    def last_hash(self) -> str:
-        return str(self.events[-1]["hash"])
+    def deck(self) -> list[str]:
+        return list(self.state.deck)  # both engines' states keep the dealt deck
 
 
 def record_event(row: HandEvent) -> dict[str, Any]:
@@ -43,18 +65,98 @@ def record_event(row: HandEvent) -> dict[str, Any]:
     return out
 
 
+def events(hand: Hand) -> list[dict[str, Any]]:
+    """The hand's stream in record form, in order."""
+    return [record_event(r) for r in HandEvent.objects.filter(hand=hand).order_by("seq")]
+
+
 def hand_deck(hand: Hand) -> list[str]:
     deck, _ = deal_from_seed(hand.partie.game, hand.secret.seed, hand.partie.seats.count())
     return deck
 
 
 def load(hand: Hand) -> Loaded:
+    """The hand's state: its snapshot when it is the state at ``last_seq``, else a replay."""
     game = get_game(hand.partie.game)
-    rows = HandEvent.objects.filter(hand=hand).order_by("seq")
-    events = [record_event(r) for r in rows]
-    deck = hand_deck(hand)
-    state = game.replay(deck, [Event.from_dict(e) for e in events])
-    return Loaded(game=game, deck=deck, events=events, state=state)
+    state = thaw(hand, game)
+    if state is None:
+        return replay(hand)
+    return Loaded(game=game, state=state, last_hash=hand.last_hash)
+
+
+def replay(hand: Hand) -> Loaded:
+    """The reference: every stored event through the rules engine, the snapshot ignored."""
+    game = get_game(hand.partie.game)
+    stream = events(hand)
+    state = game.replay(hand_deck(hand), [Event.from_dict(e) for e in stream])
+    return Loaded(game=game, state=state,
+                  last_hash=str(stream[-1]["hash"]) if stream else hand.commitment)
+
+
+def save(hand: Hand, loaded: Loaded) -> None:
+    """Write the hand row as a command leaves it, with the state it reached (the snapshot at
+    ``last_seq``), in the transaction that appended the command's events."""
+    hand.last_hash = loaded.last_hash
+    hand.snapshot = freeze(loaded.state, hand.last_seq)
+    update(hand, HAND_FIELDS)
+
+
+def freeze(state: Any, seq: int) -> bytes:
+    # The seq goes with the state, so that a snapshot left behind by a writer that appended
+    # events without it is seen as stale rather than taken for the current state.
+    return pickle.dumps((seq, state), protocol=SNAPSHOT_PROTOCOL)
+
+
+class ForbiddenSnapshot(pickle.UnpicklingError):
+    """A snapshot names something other than an engine state class or a plain builtin."""
+
+
+# Containers and scalars a state is made of (most are pickled by opcode and never looked up).
+_BUILTINS = frozenset({"tuple", "frozenset", "dict", "list", "set", "str", "int", "float",
+                       "bool", "bytes", "complex"})
+
+
+class _StateUnpickler(pickle.Unpickler):
+    """Only the engine's state dataclasses and plain builtins: a pickle may name any callable
+    (``os.system``), and the snapshot column must never run anything it names."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module == "builtins" and name in _BUILTINS:
+            return super().find_class(module, name)
+        if module.startswith("games.engine."):
+            found = super().find_class(module, name)
+            # A class defined there (not a name it imported), and a record, not a service.
+            if isinstance(found, type) and found.__module__ == module and is_dataclass(found):
+                return found
+        raise ForbiddenSnapshot(f"a snapshot may not hold {module}.{name}")
+
+
+def unfreeze(blob: bytes | memoryview) -> tuple[int, Any]:
+    """``(seq, state)`` from a snapshot; ForbiddenSnapshot if it names anything else than an
+    engine state class or a plain builtin (nothing it names is called before that check)."""
+    found = _StateUnpickler(io.BytesIO(blob)).load()
+    if not (isinstance(found, tuple) and len(found) == 2 and isinstance(found[0], int)):
+        raise pickle.UnpicklingError("not a (seq, state) snapshot")
+    return found
+
+
+def thaw(hand: Hand, game: Game) -> Any | None:
+    """The snapshot's state if it is the state at ``hand.last_seq``, else ``None`` (replay).
+
+    An unreadable or forbidden snapshot is logged and ignored like a stale one: the events
+    still give the state, and the next command overwrites the snapshot."""
+    blob = hand.snapshot
+    if not blob or not hand.last_hash:
+        return None
+    try:
+        seq, state = unfreeze(blob)
+    except Exception as exc:  # any malformed pickle: EOFError, ValueError, ForbiddenSnapshot…
+        logger.warning("hand %s: snapshot refused (%s: %s), replaying its events",
+                       hand.pk, type(exc).__name__, exc)
+        return None
+    if seq != hand.last_seq or type(state).__module__ != game.__name__:
+        return None
+    return state
 
 
 def append(
@@ -74,17 +176,219 @@ def append(
         s = seal(event, seq=i, at=stamp, prev=link)
         link = s["hash"]
         sealed.append(s)
+    actor_id = actor.pk if actor is not None else None
     rows = [
-        HandEvent(
-            hand=hand, seq=s["seq"], type=s["type"], payload=event.data, by=s["by"],
-            actor=actor if event.by != "service" else None, command_id=command_id,
-            at=stamp, prev=s["prev"], hash=s["hash"],
-        )
+        {"hand_id": hand.pk, "seq": s["seq"], "type": s["type"], "payload": event.data,
+         "by": s["by"], "actor_id": actor_id if event.by != "service" else None,
+         "command_id": command_id, "at": stamp, "prev": s["prev"], "hash": s["hash"]}
         for s, event in zip(sealed, new, strict=True)
     ]
     try:
-        HandEvent.objects.bulk_create(rows)
+        insert(HandEvent, rows)
     except IntegrityError:
         raise StaleSequence("another move was recorded first; reload the hand") from None
     hand.last_seq += len(new)
     return sealed
+
+
+# -- plain SQL for the move path --------------------------------------------------------------
+# A move reads and writes a few small rows; building those statements through the ORM cost
+# more CPU than the database spent on them (bench/api_bench.md). These helpers read and write
+# the same columns the ORM would, with the same conversions: every value written goes through
+# its field's ``get_db_prep_save`` and every value read through the converters the ORM applies
+# (UUIDs, JSON, datetimes, durations, bytes), on PostgreSQL and SQLite alike. No signals are
+# sent (none are used).
+
+
+def lock_hand(hand_id: Any) -> tuple[Hand, list[Seat]]:
+    """``read_hand``, the hand's row locked until the end of the transaction (PostgreSQL;
+    SQLite has one writer at a time and no row locks)."""
+    return read_hand(hand_id, lock=True)
+
+
+def read_hand(hand_id: Any, *, lock: bool = False) -> tuple[Hand, list[Seat]]:
+    """The hand with its partie and seed (``hand.partie``, ``hand.secret``), and the partie's
+    seats in order, without their users (only their ids are needed), in one statement."""
+    db = _db()
+    with db.cursor() as cursor:
+        cursor.execute(_read_hand_sql(db.vendor, lock),
+                       [Hand._meta.pk.get_db_prep_value(hand_id, db)])
+        rows = cursor.fetchall()  # one per seat, the hand, partie and seed repeated on each
+    if not rows:
+        raise Hand.DoesNotExist(f"no hand {hand_id}")
+    hand, partie, secret = instances(rows[0], Hand, Partie, HandSeed)
+    hand.partie = partie  # as select_related("partie", "secret") would
+    if secret.pk is not None:
+        hand.secret = secret
+    names = ["id", "partie_id", "number", "player_id", "bot"]
+    seats = [Seat.from_db(db.alias, names, (row[-4], partie.pk, *row[-3:])) for row in rows]
+    return hand, seats
+
+
+@functools.lru_cache(maxsize=8)
+def _read_hand_sql(vendor: str, lock: bool) -> str:
+    db = _db()
+    qn = db.ops.quote_name
+    sql = (f"SELECT {_columns(vendor, Hand, 'h')}, {_columns(vendor, Partie, 'p')}, "
+           f"{_columns(vendor, HandSeed, 'k')}, s.id, s.number, s.player_id, s.bot "
+           f"FROM {qn(Hand._meta.db_table)} h "
+           f"JOIN {qn(Partie._meta.db_table)} p ON p.id = h.partie_id "
+           f"LEFT JOIN {qn(HandSeed._meta.db_table)} k ON k.hand_id = h.id "
+           f"JOIN {qn(Seat._meta.db_table)} s ON s.partie_id = p.id "
+           f"WHERE h.id = %s ORDER BY s.number")
+    # Only the hand's row is locked: the partie's row is the dealer's lock, not the movers'.
+    return sql + " FOR UPDATE OF h" if lock and db.features.has_select_for_update_of else sql
+
+
+def lock_partie(partie_id: Any) -> tuple[Partie | None, Hand | None]:
+    """The partie, its row locked until the end of the transaction (the dealer's lock), and its
+    last hand (``None`` before the first); ``(None, None)`` if there is no such partie."""
+    db = _db()
+    qn = db.ops.quote_name
+    lock = " FOR UPDATE" if db.features.has_select_for_update else ""
+    with db.cursor() as cursor:
+        cursor.execute(f"SELECT {_columns(db.vendor, Partie, 'p')} "
+                       f"FROM {qn(Partie._meta.db_table)} p WHERE p.id = %s{lock}",
+                       [Partie._meta.pk.get_db_prep_value(partie_id, db)])
+        row = cursor.fetchone()
+        if row is None:
+            return None, None
+        # A statement of its own, after the lock: one waiting for a concurrent dealer must see
+        # the hand he dealt (a join in the locking statement would read the hands as they were
+        # before the wait).
+        cursor.execute(f"SELECT {_columns(db.vendor, Hand, 'h')} FROM {qn(Hand._meta.db_table)} "
+                       f"h WHERE h.partie_id = %s ORDER BY h.number DESC LIMIT 1",
+                       [Partie._meta.pk.get_db_prep_value(partie_id, db)])
+        last = cursor.fetchone()
+    return instances(row, Partie)[0], (instances(last, Hand)[0] if last else None)
+
+
+def seats(partie: Partie) -> list[Seat]:
+    """The partie's seats in order, each with its user (only its id and username are read, as
+    a deal needs: ``seat.player`` reads the rest if asked)."""
+    db = _db()
+    user = get_user_model()
+    qn = db.ops.quote_name
+    sql = (f"SELECT s.id, s.number, s.player_id, s.bot, u.{qn(user.USERNAME_FIELD)} "
+           f"FROM {qn(Seat._meta.db_table)} s JOIN {qn(user._meta.db_table)} u "
+           f"ON u.{qn(user._meta.pk.column)} = s.player_id WHERE s.partie_id = %s "
+           f"ORDER BY s.number")
+    with db.cursor() as cursor:
+        cursor.execute(sql, [Partie._meta.pk.get_db_prep_value(partie.pk, db)])
+        rows = cursor.fetchall()
+    out = []
+    for pk, number, player_id, bot, username in rows:
+        seat = Seat.from_db(db.alias, ["id", "partie_id", "number", "player_id", "bot"],
+                            (pk, partie.pk, number, player_id, bot))
+        seat.player = user.from_db(db.alias, [user._meta.pk.attname, user.USERNAME_FIELD],
+                                   (player_id, username))
+        out.append(seat)
+    return out
+
+
+def accounts(*, club_key: str, owners: Sequence[Any], pot_ref: str) -> list[Account]:
+    """The club's wallets of ``owners`` and its pot ``pot_ref`` (those that exist)."""
+    db = _db()
+    qn = db.ops.quote_name
+    marks = ", ".join(["%s"] * len(owners)) or "NULL"
+    sql = (f"SELECT {_columns(db.vendor, Account, 'a')} FROM {qn(Account._meta.db_table)} a "
+           f"WHERE a.club_key = %s AND ((a.kind = %s AND a.owner_id IN ({marks})) "
+           f"OR (a.kind = %s AND a.ref = %s))")
+    with db.cursor() as cursor:
+        cursor.execute(sql, [club_key, AccountKind.WALLET, *owners, AccountKind.POT, pot_ref])
+        return [instances(row, Account)[0] for row in cursor.fetchall()]
+
+
+def create(instance: models.Model) -> None:
+    """``INSERT`` a new instance (``Model.objects.create``'s work, for a model whose primary
+    key is not generated by the database)."""
+    fields = type(instance)._meta.concrete_fields
+    insert(type(instance), [{f.attname: f.pre_save(instance, True) for f in fields}])
+    instance._state.adding = False
+    instance._state.db = _db().alias
+
+
+def insert(model: type[models.Model], rows: Sequence[dict[str, Any]]) -> None:
+    """``INSERT … VALUES`` of ``rows`` (each a dict of attnames to values) in one statement."""
+    if not rows:
+        return
+    db = _db()
+    sql, fields = _insert_sql(db.vendor, model, tuple(rows[0]), len(rows))
+    params = [f.get_db_prep_save(row[f.attname], db) for row in rows for f in fields]
+    with db.cursor() as cursor:
+        cursor.execute(sql, params)
+
+
+def update(instance: models.Model, names: Sequence[str]) -> None:
+    """``UPDATE`` the named fields of ``instance``'s row (``save(update_fields=…)``'s work)."""
+    db = _db()
+    meta = instance._meta
+    sql, fields = _update_sql(db.vendor, type(instance), tuple(names))
+    params = [f.get_db_prep_save(getattr(instance, f.attname), db) for f in fields]
+    params.append(meta.pk.get_db_prep_save(instance.pk, db))
+    with db.cursor() as cursor:
+        cursor.execute(sql, params)
+        if cursor.rowcount != 1:
+            raise DatabaseError(f"{meta.label} {instance.pk} was not updated")
+
+
+def instances(row: Sequence[Any], *of: type[models.Model]) -> list[Any]:
+    """One instance of each model from a row of ``_columns(model_1), _columns(model_2), …``,
+    converted as the ORM converts what it reads."""
+    db = _db()
+    out = []
+    start = 0
+    for model in of:
+        fields = model._meta.concrete_fields
+        values = list(row[start:start + len(fields)])
+        for i, field in enumerate(fields):
+            col, converters = _converters(db.vendor, field)
+            for convert in converters:
+                values[i] = convert(values[i], col, db)
+        out.append(model.from_db(db.alias, [f.attname for f in fields], values))
+        start += len(fields)
+    return out
+
+
+def _db() -> Any:
+    # The connection itself rather than the ``connection`` proxy, whose every attribute read is
+    # a thread-local lookup: these helpers read many.
+    return connections[DEFAULT_DB_ALIAS]
+
+
+# The statements depend only on the models and the database's dialect: built once.
+
+
+@functools.lru_cache(maxsize=16)
+def _columns(vendor: str, model: type[models.Model], alias: str) -> str:
+    qn = _db().ops.quote_name
+    return ", ".join(f"{alias}.{qn(f.column)}" for f in model._meta.concrete_fields)
+
+
+@functools.lru_cache(maxsize=256)
+def _converters(vendor: str, field: models.Field) -> tuple[Any, list[Any]]:
+    # What the ORM's compiler applies to a column it reads (SQLCompiler.get_converters).
+    db = _db()
+    col = field.get_col(field.model._meta.db_table)
+    return col, db.ops.get_db_converters(col) + field.get_db_converters(db)
+
+
+@functools.lru_cache(maxsize=64)
+def _insert_sql(vendor: str, model: type[models.Model], names: tuple[str, ...],
+                n: int) -> tuple[str, list[Any]]:
+    meta = model._meta
+    fields = [meta.get_field(name) for name in names]
+    qn = _db().ops.quote_name
+    one = "(" + ", ".join(["%s"] * len(fields)) + ")"
+    return (f"INSERT INTO {qn(meta.db_table)} ({', '.join(qn(f.column) for f in fields)}) "
+            f"VALUES {', '.join([one] * n)}"), fields
+
+
+@functools.lru_cache(maxsize=16)
+def _update_sql(vendor: str, model: type[models.Model],
+                names: tuple[str, ...]) -> tuple[str, list[Any]]:
+    meta = model._meta
+    fields = [meta.get_field(name) for name in names]
+    qn = _db().ops.quote_name
+    return (f"UPDATE {qn(meta.db_table)} SET {', '.join(f'{qn(f.column)} = %s' for f in fields)}"
+            f" WHERE {qn(meta.pk.column)} = %s"), fields

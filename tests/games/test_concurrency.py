@@ -109,7 +109,7 @@ def test_fifty_competing_moves_at_one_seq_apply_exactly_one_each_time(people):
         assert len(losers) == SUBMITTERS - 1
         assert all(isinstance(e, StaleSequence) and e.status == 409 for e in losers), losers
         winner = applied[0]
-        answer = results[winner][1]
+        answer = results[winner][1].response
         assert answer["applied_from_seq"] == seq + 1
 
         _assert_stream_intact(hand)
@@ -192,7 +192,7 @@ def test_one_command_id_sent_by_many_connections_is_applied_once(people):
 
     def submit() -> dict[str, Any]:
         return move_play(hand_id=hand.id, user=users[seat], move=legal[-1], seq=seq,
-                         command_id=command_id, at=T0 + timedelta(seconds=1))
+                         command_id=command_id, at=T0 + timedelta(seconds=1)).response
 
     results = _all_at_once([submit] * 12)
 

@@ -175,7 +175,7 @@ def test_the_seed_cannot_be_changed_or_removed(finished_hand):
 
 
 def test_the_stream_is_a_hash_chain_from_the_commitment(finished_hand):
-    events = store.load(finished_hand).events
+    events = store.events(finished_hand)
     seed = finished_hand.secret.seed
 
     assert finished_hand.commitment == hashlib.sha256(bytes.fromhex(seed)).hexdigest()
@@ -192,13 +192,13 @@ def test_the_stream_is_a_hash_chain_from_the_commitment(finished_hand):
 def test_a_second_writer_at_a_taken_seq_loses_on_the_unique_constraint(finished_hand):
     stale = Hand.objects.get(pk=finished_hand.pk)
     stale.last_seq -= 1  # a writer that read the hand one event ago
-    loaded = store.load(finished_hand)
+    stream = store.events(finished_hand)
     events = list(HandEvent.objects.filter(hand=finished_hand))
 
-    rival = Event("hand_over", "service", {"result": loaded.events[-1]["result"]})
+    rival = Event("hand_over", "service", {"result": stream[-1]["result"]})
 
     with pytest.raises(StaleSequence), transaction.atomic():
-        store.append(stale, [rival], prev_hash=loaded.events[-2]["hash"], at=T0)
+        store.append(stale, [rival], prev_hash=stream[-2]["hash"], at=T0)
 
     assert list(HandEvent.objects.filter(hand=finished_hand)) == events
 
@@ -227,7 +227,7 @@ def test_an_event_altered_past_the_triggers_fails_verification(how):
                            ["timeout" if move.by != "timeout" else "player", move.id])
     else:
         # A careful forger: every hash after the change is recomputed, the chain is whole.
-        events = store.load(victim).events
+        events = store.events(victim)
         i = next(k for k, e in enumerate(events) if e["seq"] == pay.seq)
         events[i]["amount"] += 1
         with _triggers_suspended("games_handevent") as cursor:
@@ -241,7 +241,7 @@ def test_an_event_altered_past_the_triggers_fails_verification(how):
                                [json.dumps(payload), events[k]["prev"], events[k]["hash"],
                                 _db_uuid(victim.pk),
                                 events[k]["seq"]])
-        assert store.load(victim).events[-1]["hash"] == events[-1]["hash"]
+        assert store.events(victim)[-1]["hash"] == events[-1]["hash"]
 
     with pytest.raises(Discrepancy):
         verify_record(hand_record(hand=victim))

@@ -94,7 +94,7 @@ def _play_out(partie: Partie, clock: datetime = T0) -> datetime:
 
 
 def _events(hand: Hand) -> list[dict[str, Any]]:
-    return store.load(hand).events
+    return store.events(hand)
 
 
 # -- partie_start --------------------------------------------------------------------------------
@@ -310,11 +310,15 @@ def test_a_move_is_recorded_with_its_player_and_command_id(waiting_hand):
     seq = hand.last_seq
     command_id = uuid.uuid4()
 
-    answer = move_play(hand_id=hand.id, user=users[seat], move=legal[-1], seq=seq,
+    played = move_play(hand_id=hand.id, user=users[seat], move=legal[-1], seq=seq,
                        command_id=command_id, at=T0 + timedelta(seconds=3))
 
     hand.refresh_from_db()
-    assert answer == {"hand": str(hand.id), "seq": hand.last_seq, "applied_from_seq": seq + 1}
+    answer = {"hand": str(hand.id), "seq": hand.last_seq, "applied_from_seq": seq + 1}
+    assert played.response == answer
+    # The hand and its state after the move come with the answer (the API's view needs them).
+    assert played.seat == seat and played.hand.last_seq == hand.last_seq
+    assert played.loaded == store.replay(hand)
     move = HandEvent.objects.get(hand=hand, seq=seq + 1)
     assert (move.type, move.payload.get("card"), move.by) == (legal[-1].type, legal[-1].card,
                                                              BY_PLAYER)
@@ -335,7 +339,8 @@ def test_a_retried_command_returns_the_first_answer_and_appends_nothing(waiting_
     again = move_play(hand_id=hand.id, user=users[seat], move=legal[0], seq=seq,
                       command_id=command_id, at=T0 + timedelta(seconds=9))
 
-    assert again == first
+    assert again.response == first.response
+    assert again.loaded is None  # a retry: the hand is read again for the view
     assert list(HandEvent.objects.filter(hand=hand).values_list("seq", "hash")) == events
     assert Command.objects.filter(command_id=command_id).count() == 1
 
@@ -455,7 +460,7 @@ def test_a_passed_deadline_plays_the_default_move_recorded_timeout(waiting_hand)
 
     assert deadline_fire(hand_id=hand.id, seq=hand.last_seq, at=hand.deadline)
 
-    played = HandEvent.objects.get(hand=hand, seq=loaded.events[-1]["seq"] + 1)
+    played = HandEvent.objects.get(hand=hand, seq=hand.last_seq + 1)
     assert played.by == BY_TIMEOUT and played.actor is None
     assert (played.type, played.payload.get("card")) == (default.type, default.card)
     assert played.payload["seat"] == seat
