@@ -222,8 +222,9 @@ class JournalEntryAdmin(ReadOnlyAdmin):
     readonly_fields = ENTRY_FIELDS
     inlines = [PostingInline]
 
-    def lookup_allowed(self, lookup: str, value: str, request: HttpRequest) -> bool:
+    def lookup_allowed(self, lookup: str, value: str, request: HttpRequest | None = None) -> bool:
         # The "Entries of this account" link on an account's page.
         if lookup == "postings__account__id__exact":
             return True
-        return bool(super().lookup_allowed(lookup, value, request))
+        parent: Any = super()  # the stubs' signature differs between django-stubs versions
+        return bool(parent.lookup_allowed(lookup, value, request))
