@@ -8,13 +8,15 @@ One process, one database connection, commands one after another (no concurrency
 sides. Our side: ``--tables`` parties of people (the HTTP run's settings); each step picks the
 next table in turn, reads its hand (not timed: that is the client's read), chooses one of the
 awaited player's legal moves at random and times ``services.move_play`` (one transaction:
-lock the hand, replay its events, decide, append, post chips, let forced moves play, set the
-deadline, store the command). A finished hand's successor is dealt with ``partie_tick`` (timed
-apart, not counted as moves). The eventsourcing side: an ``Application`` with one aggregate per
-table, one event (the move) per command, ``app.save``; the aggregate is replaced by a new one
-every ``--es-stream`` events, like a hand's stream. Two variants: ``append`` (the aggregate
-stays in memory: one append per command) and ``get_append`` (``repository.get`` replays the
-aggregate before each command, as our service replays the hand).
+lock and read the hand with its partie and seats, take its state from the snapshot on the hand
+row, decide, seal the events, post chips, let forced moves play, set the deadline, then write
+the events, the hand row with its new snapshot and the command). A finished hand's successor
+is dealt with ``partie_tick`` (timed apart, not counted as moves). The eventsourcing side: an
+``Application`` with one aggregate per table, one event (the move) per command,
+``app.save``; the aggregate is replaced by a new one every ``--es-stream`` events, like a
+hand's stream. Two variants: ``append`` (the aggregate stays in memory: one append per
+command) and ``get_append`` (``repository.get`` replays the aggregate before each command;
+our service reads its hand's snapshot instead, a read-decide-write like this variant).
 """
 
 from __future__ import annotations
@@ -251,11 +253,14 @@ PROFILE_POINTS = {
     ("games/api/views.py", "post"): "POST /api/hands/<id>/moves view",
     ("games/selectors.py", "hand_view"): "selectors.hand_view (load + view)",
     ("games/services/moves.py", "move_play"): "services.move_play (the command)",
-    ("games/services/store.py", "load"): "store.load (event rows + replay)",
-    ("games/services/store.py", "hand_deck"): "store.hand_deck (seat count + deal)",
-    ("games/services/store.py", "append"): "store.append (seal + insert)",
+    ("games/services/store.py", "read_hand"): "store.read_hand (hand, partie, seats: 1 query)",
+    ("games/services/store.py", "load"): "store.load (snapshot, or replay of the events)",
+    ("games/services/store.py", "replay"): "store.replay (event rows + replay: fallback)",
+    ("games/services/store.py", "append"): "store.append (seal; rows kept for save)",
+    ("games/services/store.py", "save"): "store.save (events + hand + command: 1 statement)",
+    ("games/services/store.py", "freeze"): "store.freeze (pickle the snapshot)",
     ("games/services/advance.py", "advance"): "advance (forced moves, deadline)",
-    ("games/services/advance.py", "table_for"): "advance.table_for (seats query)",
+    ("games/services/advance.py", "table_for"): "advance.table_for (a deal's seats query)",
     ("games/services/chips.py", "post_payments"): "chips.post_payments (ledger entries)",
     ("games/services/parties.py", "hand_deal"): "parties.hand_deal (next hand)",
     ("games/engine/commere.py", "replay"): "engine replay (Ma commère)",

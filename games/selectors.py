@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import QuerySet
+from django.db.models import Prefetch, QuerySet
 
 from games.engine.base import Event
 from games.engine.record import build_record
@@ -18,11 +18,14 @@ from games.visibility import redact_events
 
 
 def partie_list() -> QuerySet[Partie]:
-    return Partie.objects.prefetch_related("seats__player").order_by("-created_at")
+    """Parties newest first, with their seats and hands (the hands' summaries only: not their
+    snapshots, a few kilobytes each that a listing never shows)."""
+    hands = Prefetch("hands", queryset=Hand.objects.defer("snapshot").order_by("number"))
+    return Partie.objects.prefetch_related("seats__player", hands).order_by("-created_at")
 
 
 def hand_list(*, partie: Partie) -> QuerySet[Hand]:
-    return partie.hands.order_by("number")
+    return partie.hands.defer("snapshot").order_by("number")
 
 
 def seat_of(hand: Hand, user: AbstractBaseUser | AnonymousUser,

@@ -16,12 +16,14 @@ from rest_framework.views import APIView
 from games import selectors, services
 from games.api import serializers as s
 from games.engine.base import Move
-from games.models import Hand, Partie
+from games.models import Hand
 
 
 def _hand(hand_id: str) -> Hand:
     # The seats come in one query, used by both the seat lookup and the deck (seat count).
-    hands = Hand.objects.select_related("partie", "secret").prefetch_related("partie__seats")
+    # These views read the events, not the snapshot.
+    hands = (Hand.objects.select_related("partie", "secret").prefetch_related("partie__seats")
+             .defer("snapshot"))
     return get_object_or_404(hands, pk=hand_id)
 
 
@@ -45,7 +47,7 @@ class PartieListView(APIView):
             pause_between_hands=timedelta(seconds=v["pause_between_hands"]),
             created_by=request.user, at=timezone.now(),
         )
-        partie = Partie.objects.prefetch_related("seats__player", "hands").get(pk=partie.pk)
+        partie = selectors.partie_list().get(pk=partie.pk)
         return Response(s.PartieSerializer(partie).data, status=status.HTTP_201_CREATED)
 
 
@@ -80,12 +82,10 @@ class HandMovesView(APIView):
             )
         except Hand.DoesNotExist:
             raise Http404("no such hand") from None
-        if played.loaded is not None:  # the hand as the move left it, not loaded again
-            view = selectors.view_of(hand=played.hand, loaded=played.loaded, seat=played.seat)
-        else:
-            # A retry: ``command`` is the stored first answer, even if the hand has moved on
-            # since; the view around it is the hand as it is now.
-            view = selectors.hand_view_by_id(hand_id=hand_id, user=request.user)
+        # The hand as the command left it, not read again. ``command`` is the stored first
+        # answer: a retry gets it again even if the hand has moved on since (the view around
+        # it is then the hand as it is now).
+        view = selectors.view_of(hand=played.hand, loaded=played.loaded, seat=played.seat)
         return Response({**view, "command": played.response}, status=status.HTTP_201_CREATED)
 
 

@@ -37,6 +37,8 @@ class Table:
     seats: list[Seat]
     accounts: chips.Accounts = field(init=False)
     bots: dict[int, str] = field(init=False)
+    #: The command's events, written with the hand row at its end (store.save).
+    events: list[dict[str, Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.accounts = chips.Accounts(self.partie, self.seats)
@@ -64,7 +66,7 @@ def apply_move(
     """Decide, append, post the chips; the caller holds the transaction and the hand's lock."""
     produced = loaded.game.decide(loaded.state, seat, move, by)
     sealed = store.append(hand, produced, prev_hash=loaded.last_hash, actor=actor,
-                          command_id=command_id, at=now)
+                          command_id=command_id, at=now, pending=table.events)
     chips.post_payments(accounts=table.accounts, hand=hand, sealed=sealed)
     state = loaded.state
     for event in produced:

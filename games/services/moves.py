@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from games.engine.base import BY_PLAYER, Move, RuleError
@@ -37,14 +37,15 @@ def _locked_table(hand_id: Any) -> tuple[Hand, Table]:
 @dataclass(frozen=True)
 class MovePlayed:
     """What ``move_play`` answers: ``response``, the command's answer (stored, and given again
-    to a retry), and, when the move was played now, the hand and its state after it, so that
-    the API answers without loading the hand again. A retry has no ``loaded``: the hand may
-    have moved on since the first answer."""
+    to a retry), and the hand, its state and the player's seat as the command left them, so
+    that the API answers without reading the hand again. For a retry (``retried``) they are the
+    hand as it is now, which may have moved on since the first answer."""
 
     response: dict[str, Any]
-    hand: Hand | None = None
-    loaded: store.Loaded | None = None
-    seat: int | None = None
+    hand: Hand
+    loaded: store.Loaded
+    seat: int | None
+    retried: bool = False
 
 
 def move_play(
@@ -55,9 +56,10 @@ def move_play(
     request = {"hand": str(hand_id), "seq": seq, "move": move.to_dict()}
     with transaction.atomic():
         hand, table = _locked_table(hand_id)
-        if seq != hand.last_seq or hand.status == Hand.Status.OVER:
-            return MovePlayed(response=_answered_before(hand, request, user, command_id))
         seat = table.seat_of(user.pk)
+        if seq != hand.last_seq or hand.status == Hand.Status.OVER:
+            response = _answered_before(hand, request, user, command_id)
+            return MovePlayed(response, hand, store.load(hand), seat, retried=True)
         if seat is None:
             raise NotSeated("you have no seat at this table")
         loaded = store.load(hand)
@@ -68,19 +70,13 @@ def move_play(
         except RuleError as exc:
             raise IllegalMoveError(exc.message, rule=exc.rule) from None
         loaded = advance(table, hand, loaded, now=at)
-        store.save(hand, loaded)
         response = {"hand": str(hand.id), "seq": hand.last_seq, "applied_from_seq": first_new}
-        try:
-            store.insert(Command, [{"command_id": command_id, "hand_id": hand.pk,
-                                    "user_id": user.pk, "request": request,
-                                    "response": response, "created_at": timezone.now()}])
-        except IntegrityError:
-            # The id answers a move elsewhere (see _answered_before): the whole move rolls back.
-            raise CommandConflict(_REUSED) from None
+        # The Command row's primary key refuses an id that answers a move elsewhere (see
+        # _answered_before): CommandConflict, and the whole move rolls back.
+        store.save(hand, loaded, pending=table.events, command={
+            "command_id": command_id, "hand_id": hand.pk, "user_id": user.pk,
+            "request": request, "response": response, "created_at": timezone.now()})
         return MovePlayed(response=response, hand=hand, loaded=loaded, seat=seat)
-
-
-_REUSED = "this command_id was already used for another move"
 
 
 def _answered_before(hand: Hand, request: dict[str, Any], user: AbstractBaseUser,
@@ -93,7 +89,7 @@ def _answered_before(hand: Hand, request: dict[str, Any], user: AbstractBaseUser
     done = Command.objects.filter(command_id=command_id).first()
     if done is not None:
         if done.request != request or done.user_id != user.pk:
-            raise CommandConflict(_REUSED)
+            raise CommandConflict(store.COMMAND_REUSED)
         return dict(done.response)
     # The seq first: a move that lost the race to the hand's last move is a 409 like any
     # other lost race, whether or not that last move ended the hand.
@@ -118,5 +114,5 @@ def deadline_fire(*, hand_id: Any, seq: int, at: datetime) -> bool:
             return False
         loaded = store.load(hand)
         loaded = fire(table, hand, loaded, now=at)
-        store.save(hand, loaded)
+        store.save(hand, loaded, pending=table.events)
         return True

@@ -162,11 +162,11 @@ def _deal(partie: Partie, last: Hand | None, at: datetime) -> Hand | None:
         pot_before=chips.pot_balance(partie=partie, accounts=table.accounts),
         commitment=commit, **extra,
     )
-    sealed = store.append(hand, opening, prev_hash=commit, at=at)
+    sealed = store.append(hand, opening, prev_hash=commit, at=at, pending=table.events)
     chips.post_payments(accounts=table.accounts, hand=hand, sealed=sealed)
     loaded = store.Loaded(game=engine, state=engine.replay(deck, opening),
                           last_hash=sealed[-1]["hash"])
-    store.save(hand, advance(table, hand, loaded, now=at))
+    store.save(hand, advance(table, hand, loaded, now=at), pending=table.events)
     return hand
 
 

@@ -1,5 +1,5 @@
-"""The event store: a hand's state (from its snapshot or a replay of its stream), and appends
-to the hash chain.
+"""The event store: a hand's state (from its snapshot or a replay of its stream), appends to
+the hash chain, and the plain SQL of the commands' hot path (the last section).
 
 The events are the truth. The hand row keeps, besides, the state they give at ``last_seq``
 (``Hand.snapshot``) and the chain's last hash (``Hand.last_hash``), both written by every command
@@ -14,29 +14,32 @@ from __future__ import annotations
 import functools
 import io
 import logging
+import operator
 import pickle
 from collections.abc import Sequence
-from dataclasses import dataclass, is_dataclass
+from dataclasses import dataclass, fields, is_dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NoReturn
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, IntegrityError, connections, models
 from django.utils import timezone
 
+from games.engine import comet, commere
 from games.engine.base import Event
 from games.engine.deal import deal_from_seed
 from games.engine.protocol import Game
 from games.engine.record import iso_z, seal
 from games.engine.registry import get_game
-from games.errors import StaleSequence
-from games.models import Hand, HandEvent, HandSeed, Partie, Seat
+from games.errors import CommandConflict, StaleSequence
+from games.models import Command, Hand, HandEvent, HandSeed, Partie, Seat
 from ledger.models import Account, AccountKind
 
 logger = logging.getLogger(__name__)
 
 SNAPSHOT_PROTOCOL = 5
+COMMAND_REUSED = "this command_id was already used for another move"
 #: Every field of the hand row a command may change (``save``): its place in the chain, its
 #: state, and its pending decision.
 HAND_FIELDS = ["last_seq", "last_hash", "snapshot", "status", "ended_at", "deadline",
@@ -93,18 +96,45 @@ def replay(hand: Hand) -> Loaded:
                   last_hash=str(stream[-1]["hash"]) if stream else hand.commitment)
 
 
-def save(hand: Hand, loaded: Loaded) -> None:
-    """Write the hand row as a command leaves it, with the state it reached (the snapshot at
-    ``last_seq``), in the transaction that appended the command's events."""
+def save(hand: Hand, loaded: Loaded, *, pending: Sequence[dict[str, Any]] = (),
+         command: dict[str, Any] | None = None) -> None:
+    """Write what a command did: its ``pending`` events (``append``'s rows), the hand row with
+    the state it reached (the snapshot at ``last_seq``) and its ``Command`` row, if any.
+
+    On PostgreSQL this is one statement (the inserts as common table expressions of the
+    hand's update): one round trip and one statement to plan instead of three. The (hand, seq)
+    unique constraint still refuses a second writer of a seq (StaleSequence), and the Command
+    primary key an id already used (CommandConflict)."""
     hand.last_hash = loaded.last_hash
     hand.snapshot = freeze(loaded.state, hand.last_seq)
-    update(hand, HAND_FIELDS)
+    writes = [_insert_statement(HandEvent, pending)] if pending else []
+    if command is not None:
+        writes.append(_insert_statement(Command, [command]))
+    writes.append(_update_statement(hand, HAND_FIELDS))
+    _execute(writes)
 
 
 def freeze(state: Any, seq: int) -> bytes:
     # The seq goes with the state, so that a snapshot left behind by a writer that appended
     # events without it is seen as stale rather than taken for the current state.
-    return pickle.dumps((seq, state), protocol=SNAPSHOT_PROTOCOL)
+    out = io.BytesIO()
+    pickler = pickle.Pickler(out, protocol=SNAPSHOT_PROTOCOL)
+    pickler.dispatch_table = _REDUCERS
+    pickler.dump((seq, state))
+    return out.getvalue()
+
+
+def _reducer(cls: type) -> Any:
+    values = operator.attrgetter(*(f.name for f in fields(cls)))
+    return lambda obj: (cls, values(obj))
+
+
+# The engine's state records pickled as ``cls(*values)``: a slotted dataclass's own pickling
+# goes through dataclasses.fields() for every instance, which made freezing and thawing a
+# state four and two times slower. Any other record still pickles (more slowly).
+_REDUCERS = {cls: _reducer(cls) for cls in (commere.State, commere.Table, commere.Pass,
+                                             comet.CometState, comet.Setup)
+             if len(fields(cls)) > 1 and all(f.init for f in fields(cls))}
 
 
 class ForbiddenSnapshot(pickle.UnpicklingError):
@@ -167,8 +197,13 @@ def append(
     actor: AbstractBaseUser | None = None,
     command_id: Any = None,
     at: datetime | None = None,
+    pending: list[dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
-    """Append events after ``hand.last_seq``; the (hand, seq) unique constraint is the lock."""
+    """Append events after ``hand.last_seq``; the (hand, seq) unique constraint is the lock.
+
+    With ``pending`` (a command's list), the rows are kept there for ``save`` to write with the
+    hand row at the end of the command; else they are inserted now. Returns the sealed events
+    (their record form)."""
     stamp = iso_z(at or timezone.now())
     sealed = []
     link = prev_hash
@@ -183,10 +218,10 @@ def append(
          "command_id": command_id, "at": stamp, "prev": s["prev"], "hash": s["hash"]}
         for s, event in zip(sealed, new, strict=True)
     ]
-    try:
-        insert(HandEvent, rows)
-    except IntegrityError:
-        raise StaleSequence("another move was recorded first; reload the hand") from None
+    if pending is not None:
+        pending.extend(rows)
+    else:
+        _execute([_insert_statement(HandEvent, rows)])
     hand.last_seq += len(new)
     return sealed
 
@@ -310,26 +345,59 @@ def create(instance: models.Model) -> None:
 
 def insert(model: type[models.Model], rows: Sequence[dict[str, Any]]) -> None:
     """``INSERT … VALUES`` of ``rows`` (each a dict of attnames to values) in one statement."""
-    if not rows:
-        return
-    db = _db()
-    sql, fields = _insert_sql(db.vendor, model, tuple(rows[0]), len(rows))
-    params = [f.get_db_prep_save(row[f.attname], db) for row in rows for f in fields]
-    with db.cursor() as cursor:
-        cursor.execute(sql, params)
+    if rows:
+        _execute([_insert_statement(model, rows)])
 
 
 def update(instance: models.Model, names: Sequence[str]) -> None:
     """``UPDATE`` the named fields of ``instance``'s row (``save(update_fields=…)``'s work)."""
+    _execute([_update_statement(instance, names)])
+
+
+_Statement = tuple[type[models.Model], str, list[Any]]
+
+
+def _insert_statement(model: type[models.Model], rows: Sequence[dict[str, Any]]) -> _Statement:
     db = _db()
-    meta = instance._meta
+    sql, fields = _insert_sql(db.vendor, model, tuple(rows[0]), len(rows))
+    return model, sql, [f.get_db_prep_save(row[f.attname], db) for row in rows for f in fields]
+
+
+def _update_statement(instance: models.Model, names: Sequence[str]) -> _Statement:
+    db = _db()
     sql, fields = _update_sql(db.vendor, type(instance), tuple(names))
     params = [f.get_db_prep_save(getattr(instance, f.attname), db) for f in fields]
-    params.append(meta.pk.get_db_prep_save(instance.pk, db))
+    params.append(instance._meta.pk.get_db_prep_save(instance.pk, db))
+    return type(instance), sql, params
+
+
+def _execute(statements: Sequence[_Statement]) -> None:
+    """Run the statements in order; on PostgreSQL in one, the first ones as common table
+    expressions of the last. An update must change its row."""
+    db = _db()
+    runs = [(model, sql, params, sql.startswith("UPDATE")) for model, sql, params in statements]
+    if db.vendor == "postgresql" and len(runs) > 1:
+        head = ", ".join(f"w{i} AS ({sql})" for i, (_, sql, _, _) in enumerate(runs[:-1]))
+        model, sql, _, updates = runs[-1]
+        runs = [(model, f"WITH {head} {sql}", [p for _, _, ps, _ in runs for p in ps], updates)]
     with db.cursor() as cursor:
-        cursor.execute(sql, params)
-        if cursor.rowcount != 1:
-            raise DatabaseError(f"{meta.label} {instance.pk} was not updated")
+        for model, sql, params, updates in runs:
+            try:
+                cursor.execute(sql, params)
+            except IntegrityError as exc:
+                _refuse(exc, model)
+            if updates and cursor.rowcount != 1:
+                raise DatabaseError(f"{model._meta.label}: the row to update was not found")
+
+
+def _refuse(exc: IntegrityError, model: type[models.Model]) -> NoReturn:
+    # Which table refused the row: PostgreSQL names it (one statement may write several).
+    table = getattr(getattr(exc.__cause__, "diag", None), "table_name", None)
+    if (table or model._meta.db_table) == Command._meta.db_table:
+        raise CommandConflict(COMMAND_REUSED) from None
+    if (table or model._meta.db_table) == HandEvent._meta.db_table:
+        raise StaleSequence("another move was recorded first; reload the hand") from None
+    raise exc
 
 
 def instances(row: Sequence[Any], *of: type[models.Model]) -> list[Any]:

@@ -340,7 +340,8 @@ def test_a_retried_command_returns_the_first_answer_and_appends_nothing(waiting_
                       command_id=command_id, at=T0 + timedelta(seconds=9))
 
     assert again.response == first.response
-    assert again.loaded is None  # a retry: the hand is read again for the view
+    assert again.retried and not first.retried
+    assert again.loaded == store.replay(again.hand)  # the hand as it is now, for the view
     assert list(HandEvent.objects.filter(hand=hand).values_list("seq", "hash")) == events
     assert Command.objects.filter(command_id=command_id).count() == 1
 

@@ -17,15 +17,17 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from games import services
 from games.engine import commere
 from games.engine.base import Event, Move
 from games.engine.registry import get_game
+from games.errors import StaleSequence
 from games.models import Hand, HandEvent, Partie
 from games.services import store
+from ledger.models import Account
 
 from .factories import UserFactory
 
@@ -298,3 +300,57 @@ def test_the_move_path_survives_a_refused_snapshot_and_overwrites_it() -> None:
     assert played.response["applied_from_seq"] == hand.last_seq + 1
     assert_snapshot_is_the_replay(hand)
     assert not HandEvent.objects.filter(hand=hand, seq__gt=played.response["seq"]).exists()
+
+
+# -- the move path's plain SQL reads and writes what the ORM would ------------------------------
+
+
+def _fields(instance: Any) -> dict[str, Any]:
+    values = {f.attname: getattr(instance, f.attname) for f in instance._meta.concrete_fields}
+    return {k: bytes(v) if isinstance(v, memoryview) else v for k, v in values.items()}
+
+
+@pytest.mark.parametrize("game", ["comet", "commere"])
+def test_the_plain_sql_reads_give_the_instances_the_orm_gives(game: str) -> None:
+    partie, people = _people_partie(game, 3 if game == "comet" else 4)
+    hand = partie.hands.get()
+
+    read, seats = store.read_hand(hand.id)
+    locked_partie, last = store.lock_partie(partie.id)
+
+    orm = Hand.objects.select_related("partie", "secret").get(pk=hand.pk)
+    assert _fields(read) == _fields(orm)
+    assert _fields(read.partie) == _fields(orm.partie) == _fields(locked_partie)
+    assert _fields(read.secret) == _fields(orm.secret)
+    assert _fields(last) == _fields(orm)
+    orm_seats = list(partie.seats.order_by("number"))
+    assert [_fields(s) for s in seats] == [_fields(s) for s in orm_seats]
+    assert [(s.number, s.player.get_username()) for s in store.seats(partie)] == [
+        (s.number, s.player.get_username()) for s in orm_seats]
+    wallets = {a.pk: _fields(a) for a in store.accounts(
+        club_key=partie.club_key, owners=[s.player_id for s in orm_seats],
+        pot_ref=f"partie:{partie.pk}")}
+    assert wallets == {a.pk: _fields(a) for a in Account.objects.filter(
+        club_key=partie.club_key, owner__in=people.values())} | {
+        a.pk: _fields(a) for a in Account.objects.filter(ref=f"partie:{partie.pk}")}
+    with pytest.raises(Hand.DoesNotExist):
+        store.read_hand(uuid.uuid4())
+    assert store.lock_partie(uuid.uuid4()) == (None, None)
+
+
+def test_a_command_whose_events_lost_their_seq_is_stale_and_writes_nothing() -> None:
+    hand, people = _waiting_hand()
+    _play_one(hand, people)
+    hand.refresh_from_db()
+    before = _fields(hand)
+    stale = Hand.objects.select_related("partie").get(pk=hand.pk)
+    stale.last_seq -= 1  # a writer that read the hand one event ago and skipped its lock
+    pending: list[dict[str, Any]] = []
+    store.append(stale, [Event("hand_over", "service", {"result": None})],
+                 prev_hash="0" * 64, at=T0, pending=pending)
+
+    with pytest.raises(StaleSequence), transaction.atomic():
+        store.save(stale, store.load(hand), pending=pending)
+
+    hand.refresh_from_db()
+    assert _fields(hand) == before
