@@ -18,10 +18,11 @@ from games.visibility import redact_events
 
 
 def partie_list() -> QuerySet[Partie]:
-    """Parties newest first, with their seats and hands (the hands' summaries only: not their
-    snapshots, a few kilobytes each that a listing never shows)."""
+    """Parties newest first, with their seats and players (one query) and hands (one query,
+    without their snapshots: a few kilobytes each that a listing never shows)."""
+    seats = Prefetch("seats", queryset=Seat.objects.select_related("player"))
     hands = Prefetch("hands", queryset=Hand.objects.defer("snapshot").order_by("number"))
-    return Partie.objects.prefetch_related("seats__player", hands).order_by("-created_at")
+    return Partie.objects.prefetch_related(seats, hands).order_by("-created_at")
 
 
 def hand_list(*, partie: Partie) -> QuerySet[Hand]:
