@@ -351,9 +351,13 @@ def test_a_command_id_reused_for_another_move_is_refused(waiting_hand):
     seat, legal, _ = _pending(hand)
     command_id = uuid.uuid4()
     first_seq = hand.last_seq
-    move_play(hand_id=hand.id, user=users[seat], move=legal[0], seq=first_seq,
+    # Not an announcement: it would end the hand, and the second move needs a hand in play
+    # (the deal is random; an announce-only opening would leave nothing to test).
+    first = next(m for m in legal if m.type != "announce")
+    move_play(hand_id=hand.id, user=users[seat], move=first, seq=first_seq,
               command_id=command_id, at=T0)
     hand.refresh_from_db()
+    assert hand.status == Hand.Status.PLAYING
     seat2, legal2, _ = _pending(hand)
     last = hand.last_seq
 
@@ -363,7 +367,7 @@ def test_a_command_id_reused_for_another_move_is_refused(waiting_hand):
 
     assert refused.value.status == 409
     with pytest.raises(CommandConflict):  # nor by another player for the very same move
-        move_play(hand_id=hand.id, user=users[(seat + 1) % 4], move=legal[0], seq=first_seq,
+        move_play(hand_id=hand.id, user=users[(seat + 1) % 4], move=first, seq=first_seq,
                   command_id=command_id, at=T0)
     hand.refresh_from_db()
     assert hand.last_seq == last
