@@ -57,12 +57,14 @@ def make_users(prefix: str, count: int) -> list[Any]:
 
 def session_key(user: Any) -> str:
     """A logged-in session for ``user``, as ``django.contrib.auth.login`` would store it."""
-    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
-    from django.contrib.sessions.backends.db import SessionStore
+    from importlib import import_module
 
-    store = SessionStore()
+    from django.conf import settings
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+
+    store = import_module(settings.SESSION_ENGINE).SessionStore()
     store[SESSION_KEY] = user._meta.pk.value_to_string(user)
-    store[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+    store[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[0]
     store[HASH_SESSION_KEY] = user.get_session_auth_hash()
     store.create()
     return str(store.session_key)

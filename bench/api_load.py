@@ -6,8 +6,9 @@
 ``moves``: one task per table plays its hands as the people seated there, as a person's client
 would: read the hand as the awaited player (GET /api/hands/<id>/), choose one of his legal moves
 at random, POST it to /api/hands/<id>/moves; the answer is the mover's view, so the next GET is
-skipped when the same player moves again. When a hand ends the task waits for the next one
-(dealt by the server's timer after a zero pause) by reading the partie.
+skipped when the same player moves again. When a hand ends, the answer names the next hand (a
+partie without a pause between hands deals it in the command that ended the last one); without
+it the task asks the finished hand until it names the next one.
 
 ``trivial``: ``--clients`` tasks POST /bench/trivial/ (one row inserted per request).
 
@@ -103,18 +104,18 @@ class Pacer:
 
 
 async def next_hand(http: aiohttp.ClientSession, rec: Recorder, base: str, table: dict,
-                    after: int, stop: float) -> tuple[str, int] | None:
-    """The partie's hand numbered above ``after`` once it is dealt (polled, bounded)."""
+                    over: dict, stop: float) -> tuple[str, int] | None:
+    """The partie's next hand: named by the answer that ended ``over`` (a partie without a
+    pause deals it in that command), else asked of the finished hand until it names it."""
+    if over.get("next_hand"):
+        return over["next_hand"]["id"], over["next_hand"]["number"]
     delay = 0.002
     session = table["seats"][0]["session"]
     while time.perf_counter() < stop:
-        status, body = await call(http, rec, "partie_get", "GET",
-                                  f"{base}/api/parties/{table['partie']}/", session)
-        if status == 200:
-            hands = [h for h in body["hands"] if h["number"] > after]
-            if hands:
-                h = max(hands, key=lambda h: h["number"])
-                return h["id"], h["number"]
+        status, body = await call(http, rec, "hand_get", "GET",
+                                  f"{base}/api/hands/{over['hand']}/", session)
+        if status == 200 and body.get("next_hand"):
+            return body["next_hand"]["id"], body["next_hand"]["number"]
         await asyncio.sleep(delay)
         delay = min(delay * 2, 0.1)
     return None
@@ -129,7 +130,7 @@ async def table_loop(http: aiohttp.ClientSession, rec: Recorder, base: str, tabl
     while time.perf_counter() < stop:
         if view is not None and view["status"] == "over":
             rec.count("hands_finished")
-            found = await next_hand(http, rec, base, table, view["number"], stop)
+            found = await next_hand(http, rec, base, table, view, stop)
             if found is None:
                 return
             hand, number = found

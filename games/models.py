@@ -92,7 +92,10 @@ class Hand(models.Model):
     # replay, never the truth: empty or stale, it is rebuilt from the events.
     snapshot = models.BinaryField(null=True, blank=True, editable=False)
     # The pending decision: who is awaited, and until when (the timers play the default move).
-    deadline = models.DateTimeField(null=True, blank=True, db_index=True)
+    # Not indexed: every move changes it, and a changed indexed column makes PostgreSQL write
+    # a new entry in every index of the table instead of updating the row in place (a HOT
+    # update). The sweeper finds overdue deadlines among the hands in play (``hand_playing``).
+    deadline = models.DateTimeField(null=True, blank=True)
     deadline_seq = models.PositiveIntegerField(null=True, blank=True)
     deadline_kind = models.CharField(
         max_length=16, blank=True,
@@ -105,6 +108,11 @@ class Hand(models.Model):
         ordering = ["partie", "number"]
         constraints = [
             models.UniqueConstraint(fields=["partie", "number"], name="hand_number_unique"),
+        ]
+        indexes = [
+            # The hands in play, a few per table, whatever the history: the sweeper's search.
+            models.Index(fields=["status"], name="hand_playing",
+                         condition=models.Q(status="playing")),
         ]
 
     def __str__(self) -> str:

@@ -42,18 +42,32 @@ def seat_of(hand: Hand, user: AbstractBaseUser | AnonymousUser,
 def hand_view(*, hand: Hand, user: AbstractBaseUser | AnonymousUser) -> dict[str, Any]:
     """The requester's view of a hand: his seat's (or a spectator's), his legal moves, whose turn
     it is and until when. Nothing of another seat's cards, the talon or the seed until the end."""
-    return view_of(hand=hand, loaded=store.load(hand), seat=seat_of(hand, user))
+    return view_of(hand=hand, loaded=store.load(hand), seat=seat_of(hand, user),
+                   next_hand=next_hand_of(hand))
 
 
 def hand_view_by_id(*, hand_id: Any, user: AbstractBaseUser | AnonymousUser) -> dict[str, Any]:
     """``hand_view`` in one statement: the hand, its partie, seed and seats read together
     (store.read_hand), its state from its snapshot. Hand.DoesNotExist if there is none."""
-    hand, seats = store.read_hand(hand_id)
-    return view_of(hand=hand, loaded=store.load(hand), seat=seat_of(hand, user, seats))
+    hand, seats, following = store.read_hand_and_next(hand_id)
+    return view_of(hand=hand, loaded=store.load(hand), seat=seat_of(hand, user, seats),
+                   next_hand=following)
 
 
-def view_of(*, hand: Hand, loaded: store.Loaded, seat: int | None) -> dict[str, Any]:
-    """``hand_view`` from a state already at hand (a move's answer: the command's own)."""
+def next_hand_of(hand: Hand) -> dict[str, Any] | None:
+    """The partie's hand after ``hand`` (``{"id", "number"}``) once ``hand`` is over and the
+    next one is dealt; else ``None``."""
+    if hand.status != Hand.Status.OVER:
+        return None
+    found = (Hand.objects.filter(partie_id=hand.partie_id, number=hand.number + 1)
+             .values("id", "number").first())
+    return None if found is None else {"id": str(found["id"]), "number": found["number"]}
+
+
+def view_of(*, hand: Hand, loaded: store.Loaded, seat: int | None,
+            next_hand: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``hand_view`` from a state already at hand (a move's answer: the command's own).
+    ``next_hand``: the partie's next hand once this one is over and it is dealt."""
     over = hand.status == Hand.Status.OVER
     view = loaded.game.view(loaded.state, seat)
     legal = loaded.game.legal_moves(loaded.state).get(seat, []) if seat is not None else []
@@ -71,6 +85,7 @@ def view_of(*, hand: Hand, loaded: store.Loaded, seat: int | None) -> dict[str, 
         "deadline_kind": hand.deadline_kind or None,
         "commitment": hand.commitment,
         "seed": hand.secret.seed if over else None,
+        "next_hand": next_hand if over else None,
         "view": view,
     }
 

@@ -17,12 +17,12 @@ if $BIN/python scripts/pg_ready.py "$PG_URL"; then
     echo "== pass 1: all tests on PostgreSQL ($PG_URL)"
     DATABASE_URL="$PG_URL" $BIN/pytest -n 2 -p no:cacheprovider "$@"
     echo "== pass 2: database tests on the embedded SQLite default"
-    DATABASE_URL="sqlite:///:memory:" $BIN/pytest -p no:cacheprovider -m "django_db and not postgres" "$@"
+    DATABASE_URL="sqlite:///:memory:" $BIN/pytest -p no:cacheprovider -m "django_db and not postgres and not redis" "$@"
 else
     if [[ "${ACADEMIE_REQUIRE_POSTGRES:-}" == "1" ]]; then
         echo "PostgreSQL is required here but does not answer at $PG_URL" >&2
         exit 1
     fi
-    echo "== PostgreSQL not reachable: all tests on the embedded SQLite default (PostgreSQL-only tests deselected)"
-    DATABASE_URL="sqlite:///:memory:" $BIN/pytest -p no:cacheprovider -m "not postgres" "$@"
+    echo "== PostgreSQL not reachable: all tests on the embedded SQLite default (PostgreSQL-only and Redis tests deselected)"
+    DATABASE_URL="sqlite:///:memory:" $BIN/pytest -p no:cacheprovider -m "not postgres and not redis" "$@"
 fi

@@ -5,6 +5,7 @@ laptop with only Python. Real deployment: DATABASE_URL (PostgreSQL) and REDIS_UR
 """
 
 from pathlib import Path
+from typing import Any
 
 import environ
 
@@ -61,14 +62,28 @@ TEMPLATES = [
     },
 ]
 
-DATABASES = {"default": env.db_url("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}")}
-DATABASES["default"]["ATOMIC_REQUESTS"] = False
-if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # Several threads write (the web server, timer threads): wait for the lock instead of
-    # failing, and take the write lock when a transaction begins, so two writers never deadlock
-    # upgrading a read lock.
-    DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {"timeout": 30, "transaction_mode": "IMMEDIATE"})
+def database(default: str | None) -> dict[str, Any]:
+    """The database of DATABASE_URL (or ``default``), with this project's options."""
+    db: dict[str, Any] = (env.db_url("DATABASE_URL", default=default) if default is not None
+                          else env.db_url("DATABASE_URL"))
+    db["ATOMIC_REQUESTS"] = False
+    options = db.setdefault("OPTIONS", {})
+    if db["ENGINE"] == "django.db.backends.sqlite3":
+        # Several threads write (the web server, timer threads): wait for the lock instead of
+        # failing, and take the write lock when a transaction begins, so two writers never
+        # deadlock upgrading a read lock.
+        options.update({"timeout": 30, "transaction_mode": "IMMEDIATE"})
+    elif db["ENGINE"] == "django.db.backends.postgresql":
+        # The move path's statements (games/services/store.py) run on cursors that bind their
+        # parameters on the server, and the connection prepares a statement the second time it
+        # runs it: planning them cost PostgreSQL more than running them. The ORM's own cursors
+        # bind on the client and never prepare. Set 0 in the URL (?prepare_threshold=) behind
+        # a pooler in transaction mode, where prepared statements do not survive.
+        options["prepare_threshold"] = int(options.get("prepare_threshold", 2)) or None
+    return db
+
+
+DATABASES = {"default": database(f"sqlite:///{BASE_DIR / 'db.sqlite3'}")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -84,6 +99,17 @@ STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
 
 REDIS_URL = env.str("REDIS_URL", default="")
+
+# Every request of a signed-in person reads his session and his user. With Redis both come from
+# it (sessions cached_db: read from the cache, written to the database too; users: the backend
+# of tournaments/auth.py, dropped from the cache whenever the row is saved), not from the
+# database. Without Redis (the embedded default) both are read from the database: a per-process
+# cache would keep a signed-out session alive in the other processes of a multi-process server.
+if REDIS_URL:
+    CACHES = {"default": {"BACKEND": "django_redis.cache.RedisCache",
+                          "LOCATION": REDIS_URL, "KEY_PREFIX": "academie"}}
+    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+    AUTHENTICATION_BACKENDS = ["tournaments.auth.CachedModelBackend"]
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

@@ -85,7 +85,8 @@ class HandMovesView(APIView):
         # The hand as the command left it, not read again. ``command`` is the stored first
         # answer: a retry gets it again even if the hand has moved on since (the view around
         # it is then the hand as it is now).
-        view = selectors.view_of(hand=played.hand, loaded=played.loaded, seat=played.seat)
+        view = selectors.view_of(hand=played.hand, loaded=played.loaded, seat=played.seat,
+                                 next_hand=played.response.get("next_hand"))
         return Response({**view, "command": played.response}, status=status.HTTP_201_CREATED)
 
 

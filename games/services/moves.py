@@ -23,6 +23,7 @@ from games.models import Command, Hand, Partie
 
 from . import store
 from .advance import Table, advance, apply_move, fire
+from .parties import partie_tick
 
 
 def _locked_table(hand_id: Any) -> tuple[Hand, Table]:
@@ -70,13 +71,32 @@ def move_play(
         except RuleError as exc:
             raise IllegalMoveError(exc.message, rule=exc.rule) from None
         loaded = advance(table, hand, loaded, now=at)
-        response = {"hand": str(hand.id), "seq": hand.last_seq, "applied_from_seq": first_new}
+        response = {"hand": str(hand.id), "seq": hand.last_seq, "applied_from_seq": first_new,
+                    "next_hand": None}
+        command = {"command_id": command_id, "hand_id": hand.pk, "user_id": user.pk,
+                   "request": request, "response": response, "created_at": timezone.now()}
         # The Command row's primary key refuses an id that answers a move elsewhere (see
         # _answered_before): CommandConflict, and the whole move rolls back.
-        store.save(hand, loaded, pending=table.events, command={
-            "command_id": command_id, "hand_id": hand.pk, "user_id": user.pk,
-            "request": request, "response": response, "created_at": timezone.now()})
+        if hand.status == Hand.Status.OVER:
+            # The hand is written first: the deal reads the partie's last hand, this one.
+            store.save(hand, loaded, pending=table.events)
+            response["next_hand"] = _deal_at_once(table, at)
+            store.insert(Command, [command])
+        else:
+            store.save(hand, loaded, pending=table.events, command=command)
         return MovePlayed(response=response, hand=hand, loaded=loaded, seat=seat)
+
+
+def _deal_at_once(table: Table, at: datetime) -> dict[str, Any] | None:
+    """A partie without a pause between hands deals its next hand in the command that ended
+    the last one (as a table without delays plays a forced move at once), so that the players
+    learn it from the answer instead of asking until a timer has dealt it. The id and number
+    of that hand, or ``None``: a pause to wait (the timer deals), or the partie is over (its
+    end condition was met, and this command closed it)."""
+    if table.partie.pause_between_hands:
+        return None
+    dealt = partie_tick(partie_id=table.partie.pk, at=at)
+    return None if dealt is None else {"id": str(dealt.pk), "number": dealt.number}
 
 
 def _answered_before(hand: Hand, request: dict[str, Any], user: AbstractBaseUser,
@@ -115,4 +135,6 @@ def deadline_fire(*, hand_id: Any, seq: int, at: datetime) -> bool:
         loaded = store.load(hand)
         loaded = fire(table, hand, loaded, now=at)
         store.save(hand, loaded, pending=table.events)
+        if hand.status == Hand.Status.OVER:
+            _deal_at_once(table, at)
         return True

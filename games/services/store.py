@@ -244,10 +244,23 @@ def lock_hand(hand_id: Any) -> tuple[Hand, list[Seat]]:
 def read_hand(hand_id: Any, *, lock: bool = False) -> tuple[Hand, list[Seat]]:
     """The hand with its partie and seed (``hand.partie``, ``hand.secret``), and the partie's
     seats in order, without their users (only their ids are needed), in one statement."""
+    hand, seats, _ = _read_hand(hand_id, lock=lock, with_next=False)
+    return hand, seats
+
+
+def read_hand_and_next(hand_id: Any) -> tuple[Hand, list[Seat], dict[str, Any] | None]:
+    """``read_hand``, and the partie's next hand (``{"id", "number"}``) once this one is over
+    and the next is dealt, else ``None``: still one statement."""
+    return _read_hand(hand_id, lock=False, with_next=True)
+
+
+def _read_hand(hand_id: Any, *, lock: bool,
+               with_next: bool) -> tuple[Hand, list[Seat], dict[str, Any] | None]:
     db = _db()
-    with db.cursor() as cursor:
-        cursor.execute(_read_hand_sql(db.vendor, lock),
-                       [Hand._meta.pk.get_db_prep_value(hand_id, db)])
+    with _cursor(db) as cursor:
+        params = [Hand._meta.pk.get_db_prep_value(hand_id, db)]
+        cursor.execute(_read_hand_sql(db.vendor, lock, with_next),
+                       [Hand.Status.OVER.value, *params] if with_next else params)
         rows = cursor.fetchall()  # one per seat, the hand, partie and seed repeated on each
     if not rows:
         raise Hand.DoesNotExist(f"no hand {hand_id}")
@@ -257,18 +270,37 @@ def read_hand(hand_id: Any, *, lock: bool = False) -> tuple[Hand, list[Seat]]:
         hand.secret = secret
     names = ["id", "partie_id", "number", "player_id", "bot"]
     seats = [Seat.from_db(db.alias, names, (row[-4], partie.pk, *row[-3:])) for row in rows]
-    return hand, seats
+    following = None
+    if with_next:
+        next_id, next_number = rows[0][-6:-4]
+        if next_id is not None:
+            following = {"id": str(_converted(Hand._meta.pk, next_id)), "number": next_number}
+    return hand, seats, following
+
+
+def _converted(field: models.Field, value: Any) -> Any:
+    db = _db()
+    col, converters = _converters(db.vendor, field)
+    for convert in converters:
+        value = convert(value, col, db)
+    return value
 
 
 @functools.lru_cache(maxsize=8)
-def _read_hand_sql(vendor: str, lock: bool) -> str:
+def _read_hand_sql(vendor: str, lock: bool, with_next: bool = False) -> str:
     db = _db()
     qn = db.ops.quote_name
+    hands = qn(Hand._meta.db_table)
+    # The next hand only once this one is over (before, there is none to find).
+    following = (f"LEFT JOIN {hands} n ON n.partie_id = h.partie_id "
+                 f"AND n.number = h.number + 1 AND h.status = %s " if with_next else "")
     sql = (f"SELECT {_columns(vendor, Hand, 'h')}, {_columns(vendor, Partie, 'p')}, "
-           f"{_columns(vendor, HandSeed, 'k')}, s.id, s.number, s.player_id, s.bot "
-           f"FROM {qn(Hand._meta.db_table)} h "
+           f"{_columns(vendor, HandSeed, 'k')}, "
+           f"{'n.id, n.number, ' if with_next else ''}s.id, s.number, s.player_id, s.bot "
+           f"FROM {hands} h "
            f"JOIN {qn(Partie._meta.db_table)} p ON p.id = h.partie_id "
            f"LEFT JOIN {qn(HandSeed._meta.db_table)} k ON k.hand_id = h.id "
+           f"{following}"
            f"JOIN {qn(Seat._meta.db_table)} s ON s.partie_id = p.id "
            f"WHERE h.id = %s ORDER BY s.number")
     # Only the hand's row is locked: the partie's row is the dealer's lock, not the movers'.
@@ -281,7 +313,7 @@ def lock_partie(partie_id: Any) -> tuple[Partie | None, Hand | None]:
     db = _db()
     qn = db.ops.quote_name
     lock = " FOR UPDATE" if db.features.has_select_for_update else ""
-    with db.cursor() as cursor:
+    with _cursor(db) as cursor:
         cursor.execute(f"SELECT {_columns(db.vendor, Partie, 'p')} "
                        f"FROM {qn(Partie._meta.db_table)} p WHERE p.id = %s{lock}",
                        [Partie._meta.pk.get_db_prep_value(partie_id, db)])
@@ -308,7 +340,7 @@ def seats(partie: Partie) -> list[Seat]:
            f"FROM {qn(Seat._meta.db_table)} s JOIN {qn(user._meta.db_table)} u "
            f"ON u.{qn(user._meta.pk.column)} = s.player_id WHERE s.partie_id = %s "
            f"ORDER BY s.number")
-    with db.cursor() as cursor:
+    with _cursor(db) as cursor:
         cursor.execute(sql, [Partie._meta.pk.get_db_prep_value(partie.pk, db)])
         rows = cursor.fetchall()
     out = []
@@ -329,7 +361,7 @@ def accounts(*, club_key: str, owners: Sequence[Any], pot_ref: str) -> list[Acco
     sql = (f"SELECT {_columns(db.vendor, Account, 'a')} FROM {qn(Account._meta.db_table)} a "
            f"WHERE a.club_key = %s AND ((a.kind = %s AND a.owner_id IN ({marks})) "
            f"OR (a.kind = %s AND a.ref = %s))")
-    with db.cursor() as cursor:
+    with _cursor(db) as cursor:
         cursor.execute(sql, [club_key, AccountKind.WALLET, *owners, AccountKind.POT, pot_ref])
         return [instances(row, Account)[0] for row in cursor.fetchall()]
 
@@ -380,7 +412,7 @@ def _execute(statements: Sequence[_Statement]) -> None:
         head = ", ".join(f"w{i} AS ({sql})" for i, (_, sql, _, _) in enumerate(runs[:-1]))
         model, sql, _, updates = runs[-1]
         runs = [(model, f"WITH {head} {sql}", [p for _, _, ps, _ in runs for p in ps], updates)]
-    with db.cursor() as cursor:
+    with _cursor(db) as cursor:
         for model, sql, params, updates in runs:
             try:
                 cursor.execute(sql, params)
@@ -416,6 +448,22 @@ def instances(row: Sequence[Any], *of: type[models.Model]) -> list[Any]:
         out.append(model.from_db(db.alias, [f.attname for f in fields], values))
         start += len(fields)
     return out
+
+
+def _cursor(db: Any) -> Any:
+    """A cursor for these statements. On PostgreSQL one that binds its parameters on the server
+    (values sent apart from the text, bytes as bytes), so that the connection prepares each
+    statement once and reuses its plan (``prepare_threshold``, config/settings/base.py):
+    planning the hand's read cost PostgreSQL four times its execution. Wrapped as Django wraps
+    its own (errors converted, queries logged when they are being captured). Elsewhere,
+    Django's own cursor."""
+    if db.vendor != "postgresql":
+        return db.cursor()
+    from django.db.backends.postgresql.base import ServerBindingCursor
+
+    db.ensure_connection()
+    raw = ServerBindingCursor(db.connection)
+    return db.make_debug_cursor(raw) if db.queries_logged else db.make_cursor(raw)
 
 
 def _db() -> Any:

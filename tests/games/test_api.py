@@ -254,7 +254,7 @@ def test_a_legal_move_is_applied_and_the_seq_moves_on(opening: dict[str, Any]) -
     assert answer.status_code == 201, answer.content
     assert answer.json()["seq"] > before
     assert answer.json()["command"] == {"hand": str(hand.id), "seq": answer.json()["seq"],
-                                        "applied_from_seq": before + 1}
+                                        "applied_from_seq": before + 1, "next_hand": None}
     opened = HandEvent.objects.get(hand=hand, seq=before + 1)
     assert (opened.type, opened.by, opened.payload["seat"], opened.payload["suit"]) == (
         "open", "player", opening["seat"], suit)

@@ -314,7 +314,8 @@ def test_a_move_is_recorded_with_its_player_and_command_id(waiting_hand):
                        command_id=command_id, at=T0 + timedelta(seconds=3))
 
     hand.refresh_from_db()
-    answer = {"hand": str(hand.id), "seq": hand.last_seq, "applied_from_seq": seq + 1}
+    answer = {"hand": str(hand.id), "seq": hand.last_seq, "applied_from_seq": seq + 1,
+              "next_hand": None}
     assert played.response == answer
     # The hand and its state after the move come with the answer (the API's view needs them).
     assert played.seat == seat and played.hand.last_seq == hand.last_seq

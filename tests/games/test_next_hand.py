@@ -1,0 +1,160 @@
+"""The next hand: dealt in the command that ends the last one when a partie has no pause between
+hands, and named to the players (the move's answer, the finished hand's view) once dealt."""
+
+from __future__ import annotations
+
+import random
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from rest_framework.test import APIClient
+
+from games.engine.base import Move
+from games.models import Command, Hand, Partie
+from games.selectors import hand_view, hand_view_by_id
+from games.services import MovePlayed, deadline_fire, move_play, partie_start, partie_tick, store
+from ledger.selectors import trial_balance
+
+pytestmark = pytest.mark.django_db
+
+T0 = datetime(2030, 5, 4, 20, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def people(django_user_model: Any) -> list[Any]:
+    return [django_user_model.objects.create_user(name, password="pw-for-tests")
+            for name in ("alice", "bruno", "chloe", "denis")]
+
+
+def _partie(people: list[Any], *, pause: int, rounds: int = 3) -> tuple[Partie, dict[int, Any]]:
+    partie = partie_start(
+        game="commere", players=people, options={"rounds": rounds}, buy_in=100, at=T0,
+        forced_move_delay=timedelta(0), comet_window=timedelta(0),
+        pause_between_hands=timedelta(seconds=pause), move_timeout=timedelta(seconds=30))
+    return partie, {s.number: s.player for s in partie.seats.all()}
+
+
+def _play_to_end(hand: Hand, users: dict[int, Any], rng: random.Random) -> MovePlayed:
+    """People's random legal moves until one ends the hand; that move's answer."""
+    for _ in range(500):
+        loaded = store.load(hand)
+        seat = loaded.game.to_act(loaded.state)[0]
+        move = rng.choice(loaded.game.legal_moves(loaded.state)[seat])
+        played = move_play(hand_id=hand.id, user=users[seat], move=move, seq=hand.last_seq,
+                           command_id=uuid.uuid4(), at=T0 + timedelta(seconds=1))
+        hand = played.hand
+        if hand.status == Hand.Status.OVER:
+            return played
+    raise AssertionError("the hand did not end")
+
+
+def test_without_a_pause_the_move_that_ends_a_hand_deals_the_next_and_names_it(people):
+    partie, users = _partie(people, pause=0)
+    first = partie.hands.get()
+
+    played = _play_to_end(first, users, random.Random(1))
+
+    second = partie.hands.get(number=2)
+    assert played.response["next_hand"] == {"id": str(second.id), "number": 2}
+    assert second.status == Hand.Status.PLAYING and second.last_seq > 0  # dealt, antes posted
+    stored = Command.objects.filter(hand=first).latest("created_at")
+    assert stored.response["next_hand"] == played.response["next_hand"]  # a retry gets it too
+    partie.refresh_from_db()
+    assert partie.next_hand_at is None  # nothing left for the timer to deal
+    assert trial_balance(club_key=partie.club_key).total == 0
+
+
+def test_a_retried_ending_move_answers_the_same_next_hand(people):
+    partie, users = _partie(people, pause=0)
+    first = partie.hands.get()
+    played = _play_to_end(first, users, random.Random(2))
+    command = Command.objects.filter(hand=first).latest("created_at")
+    request = command.request
+
+    again = move_play(hand_id=first.id, user=command.user,
+                      move=Move(**request["move"]), seq=request["seq"],
+                      command_id=command.command_id, at=T0 + timedelta(seconds=9))
+
+    assert again.retried and again.response == played.response
+    assert partie.hands.count() == 2  # the retry dealt nothing more
+
+
+def test_with_a_pause_the_timer_deals_and_the_finished_hand_then_names_the_next(people):
+    partie, users = _partie(people, pause=5)
+    first = partie.hands.get()
+
+    played = _play_to_end(first, users, random.Random(3))
+
+    assert played.response["next_hand"] is None
+    assert partie.hands.count() == 1
+    assert hand_view_by_id(hand_id=first.id, user=people[0])["next_hand"] is None
+    ended = played.hand.ended_at
+    assert partie_tick(partie_id=partie.pk, at=ended + timedelta(seconds=4)) is None  # too soon
+    second = partie_tick(partie_id=partie.pk, at=ended + timedelta(seconds=5))
+    assert second is not None and second.number == 2
+    named = {"id": str(second.id), "number": 2}
+    assert hand_view_by_id(hand_id=first.id, user=people[0])["next_hand"] == named
+    first.refresh_from_db()
+    assert hand_view(hand=first, user=people[1])["next_hand"] == named
+    # A hand in play names no next hand, even a spectator's view.
+    assert hand_view_by_id(hand_id=second.id, user=people[0])["next_hand"] is None
+
+
+def test_without_a_pause_the_move_that_ends_the_last_hand_closes_the_partie(people):
+    partie, users = _partie(people, pause=0, rounds=1)
+
+    played = _play_to_end(partie.hands.get(), users, random.Random(4))
+
+    assert played.response["next_hand"] is None
+    partie.refresh_from_db()
+    assert partie.status == Partie.Status.OVER and partie.hands.count() == 1
+
+
+def test_without_a_pause_a_time_out_that_ends_a_hand_deals_the_next(people):
+    partie, _ = _partie(people, pause=0)
+    hand = partie.hands.get()
+    clock = T0
+    while hand.status == Hand.Status.PLAYING:
+        clock = max(clock, hand.deadline) + timedelta(seconds=1)
+        assert deadline_fire(hand_id=hand.id, seq=hand.last_seq, at=clock)
+        hand.refresh_from_db()
+
+    second = partie.hands.get(number=2)
+    assert second.status == Hand.Status.PLAYING
+    assert hand_view_by_id(hand_id=hand.id, user=people[0])["next_hand"] == {
+        "id": str(second.id), "number": 2}
+
+
+def test_the_api_answers_the_next_hand_with_the_ending_move_and_the_finished_hand(people):
+    partie, users = _partie(people, pause=0)
+    hand = partie.hands.get()
+    clients = {}
+    for seat, user in users.items():
+        clients[seat] = APIClient()
+        clients[seat].force_authenticate(user)
+    rng = random.Random(5)
+    answer: dict[str, Any] = {}
+    for _ in range(500):
+        view = None
+        for client in clients.values():
+            got = client.get(f"/api/hands/{hand.id}/").json()
+            if got["legal_moves"]:
+                view = got
+                break
+        assert view is not None, "nobody may move in a hand in play"
+        assert view["next_hand"] is None
+        response = clients[view["your_seat"]].post(
+            f"/api/hands/{hand.id}/moves",
+            {"command_id": str(uuid.uuid4()), "seq": view["seq"],
+             "move": rng.choice(view["legal_moves"])}, format="json")
+        assert response.status_code == 201, response.content
+        answer = response.json()
+        if answer["status"] == "over":
+            break
+
+    second = partie.hands.get(number=2)
+    named = {"id": str(second.id), "number": 2}
+    assert answer["next_hand"] == named and answer["command"]["next_hand"] == named
+    assert clients[0].get(f"/api/hands/{hand.id}/").json()["next_hand"] == named
