@@ -420,6 +420,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--admin-url", default="postgresql://postgres@127.0.0.1:5432/postgres")
     parser.add_argument("--db-name", default="academie_bench")
+    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/9",
+                        help="the deployment's Redis (sessions, users); '' for none")
     parser.add_argument("--tables", type=int, default=50)
     parser.add_argument("--game", default="commere", choices=["commere", "comet"])
     parser.add_argument("--players", type=int, default=4)
@@ -473,7 +475,8 @@ def main() -> None:
     env.update({
         "DATABASE_URL": db_url, "DJANGO_SETTINGS_MODULE": "config.settings.local",
         "DJANGO_DEBUG": "false", "DJANGO_SECRET_KEY": "insecure-benchmark-only-key",
-        "ACADEMIE_BENCH_TRIVIAL": "1", "ACADEMIE_TIMERS": "off", "REDIS_URL": "",
+        # Redis as deployed (sessions and users from its cache); the timers stay in-process.
+        "ACADEMIE_BENCH_TRIVIAL": "1", "ACADEMIE_TIMERS": "off", "REDIS_URL": args.redis_url,
         "PYTHONPATH": str(ROOT),
     })
     started = time.monotonic()
@@ -482,7 +485,8 @@ def main() -> None:
         "machine": {"cpu_count": os.cpu_count(), "postgresql": pg_version(args.admin_url),
                     **versions()},
         "setup": {"tables": args.tables, "game": args.game, "players": args.players,
-                  "database": args.db_name, "auth": "session cookie (+ CSRF for POST)"},
+                  "database": args.db_name, "auth": "session cookie (+ CSRF for POST)",
+                  "redis": args.redis_url or "none (sessions and users from the database)"},
         "targets": TARGETS,
     }
     http = svc = None

@@ -92,7 +92,8 @@ def _deal_at_once(table: Table, at: datetime) -> dict[str, Any] | None:
     the last one (as a table without delays plays a forced move at once), so that the players
     learn it from the answer instead of asking until a timer has dealt it. The id and number
     of that hand, or ``None``: a pause to wait (the timer deals), or the partie is over (its
-    end condition was met, and this command closed it)."""
+    end condition was met, and this command closed it). One hand only: if the new hand ends at
+    its deal (a forced announcement), the timer deals the next one, as after any pause."""
     if table.partie.pause_between_hands:
         return None
     dealt = partie_tick(partie_id=table.partie.pk, at=at)

@@ -261,15 +261,20 @@ def _read_hand(hand_id: Any, *, lock: bool,
         params = [Hand._meta.pk.get_db_prep_value(hand_id, db)]
         cursor.execute(_read_hand_sql(db.vendor, lock, with_next),
                        [Hand.Status.OVER.value, *params] if with_next else params)
-        rows = cursor.fetchall()  # one per seat, the hand, partie and seed repeated on each
+        rows = cursor.fetchall()
     if not rows:
         raise Hand.DoesNotExist(f"no hand {hand_id}")
     hand, partie, secret = instances(rows[0], Hand, Partie, HandSeed)
     hand.partie = partie  # as select_related("partie", "secret") would
     if secret.pk is not None:
         hand.secret = secret
+    if db.vendor == "postgresql":  # one row, the seats' columns as arrays
+        seat_rows = list(zip(*rows[0][-4:], strict=True))
+    else:  # a row per seat, the hand, partie and seed repeated on each
+        seat_rows = [row[-4:] for row in rows]
     names = ["id", "partie_id", "number", "player_id", "bot"]
-    seats = [Seat.from_db(db.alias, names, (row[-4], partie.pk, *row[-3:])) for row in rows]
+    seats = [Seat.from_db(db.alias, names, (pk, partie.pk, number, player_id, bot))
+             for pk, number, player_id, bot in seat_rows]
     following = None
     if with_next:
         next_id, next_number = rows[0][-6:-4]
@@ -290,19 +295,32 @@ def _converted(field: models.Field, value: Any) -> Any:
 def _read_hand_sql(vendor: str, lock: bool, with_next: bool = False) -> str:
     db = _db()
     qn = db.ops.quote_name
-    hands = qn(Hand._meta.db_table)
+    hands, seats = qn(Hand._meta.db_table), qn(Seat._meta.db_table)
     # The next hand only once this one is over (before, there is none to find).
     following = (f"LEFT JOIN {hands} n ON n.partie_id = h.partie_id "
                  f"AND n.number = h.number + 1 AND h.status = %s " if with_next else "")
+    if vendor == "postgresql":
+        # One row: the seats' columns as arrays. A row per seat would repeat the hand's
+        # snapshot on each, decoded again each time.
+        seat_columns = "s.ids, s.numbers, s.players, s.bots"
+        seat_join = (f"CROSS JOIN LATERAL (SELECT array_agg(s.id ORDER BY s.number), "
+                     f"array_agg(s.number ORDER BY s.number), "
+                     f"array_agg(s.player_id ORDER BY s.number), "
+                     f"array_agg(s.bot ORDER BY s.number) FROM {seats} s "
+                     f"WHERE s.partie_id = h.partie_id) AS s(ids, numbers, players, bots) ")
+        order = ""
+    else:
+        seat_columns = "s.id, s.number, s.player_id, s.bot"
+        seat_join = f"JOIN {seats} s ON s.partie_id = p.id "
+        order = " ORDER BY s.number"
     sql = (f"SELECT {_columns(vendor, Hand, 'h')}, {_columns(vendor, Partie, 'p')}, "
            f"{_columns(vendor, HandSeed, 'k')}, "
-           f"{'n.id, n.number, ' if with_next else ''}s.id, s.number, s.player_id, s.bot "
+           f"{'n.id, n.number, ' if with_next else ''}{seat_columns} "
            f"FROM {hands} h "
            f"JOIN {qn(Partie._meta.db_table)} p ON p.id = h.partie_id "
            f"LEFT JOIN {qn(HandSeed._meta.db_table)} k ON k.hand_id = h.id "
-           f"{following}"
-           f"JOIN {qn(Seat._meta.db_table)} s ON s.partie_id = p.id "
-           f"WHERE h.id = %s ORDER BY s.number")
+           f"{following}{seat_join}"
+           f"WHERE h.id = %s{order}")
     # Only the hand's row is locked: the partie's row is the dealer's lock, not the movers'.
     return sql + " FOR UPDATE OF h" if lock and db.features.has_select_for_update_of else sql
 

@@ -29,8 +29,11 @@ def people(django_user_model: Any) -> list[Any]:
 
 
 def _partie(people: list[Any], *, pause: int, rounds: int = 3) -> tuple[Partie, dict[int, Any]]:
+    # Announcing is not compulsory: a hand dealt to a combination would otherwise end at its
+    # deal (the forced announcement), and these tests need the next hand in play.
     partie = partie_start(
-        game="commere", players=people, options={"rounds": rounds}, buy_in=100, at=T0,
+        game="commere", players=people, options={"rounds": rounds, "compulsory_announce": False},
+        buy_in=100, at=T0,
         forced_move_delay=timedelta(0), comet_window=timedelta(0),
         pause_between_hands=timedelta(seconds=pause), move_timeout=timedelta(seconds=30))
     return partie, {s.number: s.player for s in partie.seats.all()}
