@@ -421,7 +421,8 @@ def main() -> None:
     parser.add_argument("--admin-url", default="postgresql://postgres@127.0.0.1:5432/postgres")
     parser.add_argument("--db-name", default="academie_bench")
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/9",
-                        help="the deployment's Redis (sessions, users); '' for none")
+                        help="the deployment's Redis (sessions, users; emptied at the start); "
+                             "'' for none")
     parser.add_argument("--tables", type=int, default=50)
     parser.add_argument("--game", default="commere", choices=["commere", "comet"])
     parser.add_argument("--players", type=int, default=4)
@@ -493,6 +494,12 @@ def main() -> None:
     try:
         log(f"recreating database {args.db_name}")
         recreate_database(args.admin_url, args.db_name)
+        if args.redis_url:
+            # Sessions and users cached for an earlier database of the same name would be
+            # taken for this one's (same ids).
+            import redis
+
+            redis.Redis.from_url(args.redis_url).flushdb()
         subprocess.run([PY, "manage.py", "migrate", "--verbosity", "0"], env=env, cwd=ROOT,
                        check=True, timeout=300)
         if not args.skip_http:

@@ -14,7 +14,8 @@ it the task asks the finished hand until it names the next one.
 
 ``--rate 0`` (default): closed loop, every task sends its next request as soon as it has an
 answer (saturation: latency is then mostly queueing, concurrency / throughput). ``--rate R``:
-each task paces its steps so that the tasks together offer R moves (or requests) per second.
+each task paces its moves (its POSTs; the reads before them wait for nothing) so that the
+tasks together offer R moves (or requests) per second.
 
 Authentication: a logged-in session cookie (and a CSRF cookie and header for POST), as a
 browser has; HTTP Basic would hash the password (PBKDF2, 1,000,000 iterations) on every request.
@@ -135,9 +136,6 @@ async def table_loop(http: aiohttp.ClientSession, rec: Recorder, base: str, tabl
                 return
             hand, number = found
             view = None
-        await pacer.wait()
-        if time.perf_counter() >= stop:
-            return
         actor = None
         if view is not None and view["your_seat"] in view["to_act"] and view["legal_moves"]:
             actor = view
@@ -159,6 +157,10 @@ async def table_loop(http: aiohttp.ClientSession, rec: Recorder, base: str, tabl
             if actor is None:
                 view = None
             continue
+        # The pace is of moves: reading a hand, or finding the next one, waits for nothing.
+        await pacer.wait()
+        if time.perf_counter() >= stop:
+            return
         seat = actor["your_seat"]
         move = rng.choice(actor["legal_moves"])
         body = {"command_id": str(uuid.uuid4()), "seq": actor["seq"], "move": move}

@@ -149,12 +149,11 @@ def _deal(partie: Partie, last: Hand | None, at: datetime) -> Hand | None:
             partie.options, partie.comet_payment_due, partie.comet_played_last)
         extra["comet_payment_due"] = partie.comet_payment_due
     partie.next_hand_at = None
-    partie.save(update_fields=["comet_payment_due", "next_hand_at"])
+    store.update(partie, ["comet_payment_due", "next_hand_at"])
     commit = commitment(seed)
     hand = Hand(partie=partie, number=(last.number + 1) if last else 1, dealer=dealer,
                 commitment=commit, last_hash=commit)
-    store.create(hand)
-    store.create(HandSeed(hand=hand, seed=seed))
+    hand.secret = HandSeed(hand=hand, seed=seed)  # both written by store.save, below
     opening = engine.begin(
         deck=deck, dealer=dealer,
         seats=[{"seat": s.number, "player": s.player.get_username()} for s in table.seats],
