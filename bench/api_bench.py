@@ -24,7 +24,9 @@ What one run does (about 6 minutes on a quiet 2-core machine, bounded by --max-s
    then stops the server (its whole process group, also on Ctrl-C or an error);
 4. runs api_services.py: ``move_play`` through the services, one connection, then the
    eventsourcing library appending one event per command to the same PostgreSQL, and our side
-   again; query counts per command and per request; a cProfile of the services path.
+   again; query counts per command and per request; a cProfile of the services path;
+5. runs api_concurrent.py: the same two sides with ``--concurrent-clients`` processes at once
+   (each its own connection and tables), over the same wall-clock window.
 
 Before each phase it waits (at most ``--max-idle-wait`` s) for the machine to be quiet, and it
 records how much CPU other processes took during the phase (``others_cpu_share``): other
@@ -412,6 +414,13 @@ def summarise(http: dict[str, Any] | None, svc: dict[str, Any] | None) -> dict[s
             s["http_post_move_queries"] = svc["queries"]["http_post_move_queries"]
         ok["services moves/s > eventsourcing appends/s"] = (
             svc["services"]["moves_per_s"] > svc["eventsourcing_append"]["events_per_s"])
+    if svc and "concurrent" in svc:
+        c = svc["concurrent"]
+        s["concurrent_clients"] = c["services"]["clients"]
+        s["concurrent_services_moves_per_s"] = c["services"]["per_s"]
+        s["concurrent_eventsourcing_appends_per_s"] = c["eventsourcing_append"]["per_s"]
+        ok["services moves/s > eventsourcing appends/s, concurrent clients"] = (
+            c["services"]["per_s"] > c["eventsourcing_append"]["per_s"])
     s["targets_met"] = ok
     return s
 
@@ -442,6 +451,8 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=3.0)
     parser.add_argument("--services-duration", type=float, default=10.0)
     parser.add_argument("--profile-seconds", type=float, default=5.0)
+    parser.add_argument("--concurrent-clients", type=int, default=4,
+                        help="services with this many processes at once, both sides; 0: skip")
     parser.add_argument("--idle-threshold", type=float, default=0.25)
     parser.add_argument("--max-idle-wait", type=float, default=120.0,
                         help="longest wait for a quiet machine before each phase")
@@ -519,6 +530,14 @@ def main() -> None:
                                env, timeout=args.services_duration * 6 + 300, out=svc_out)
             svc.update(gate)
             svc.update(watch.result)
+            if args.concurrent_clients:
+                wait_quiet(args.idle_threshold, args.max_idle_wait)
+                conc_out = work / "concurrent.json"
+                svc["concurrent"] = run_json(
+                    [PY, str(HERE / "api_concurrent.py"), "--out", str(conc_out),
+                     "--clients", str(args.concurrent_clients),
+                     "--duration", str(args.services_duration), "--seed", str(args.seed)],
+                    env, timeout=args.services_duration * 4 + 400, out=conc_out)
             summary["services"] = svc
         summary["summary"] = summarise(http, svc)
     finally:
