@@ -77,8 +77,7 @@ def ours(worker: int, tables: int, start_at: float, duration: float, seed: int,
     out.put({"worker": worker, "commands": moves, "hand_reads": deals_read})
 
 
-def library(worker: int, tables: int, start_at: float, duration: float, seed: int,
-            out: Any) -> None:
+def _library_app(create_table: bool) -> Any:
     from api_django import django_setup
 
     django_setup()
@@ -86,14 +85,23 @@ def library(worker: int, tables: int, start_at: float, duration: float, seed: in
     from django.conf import settings
 
     dbs = settings.DATABASES["default"]
-    TableHand, Tables = _es_classes()
-    app = Tables(env={
+    _, Tables = _es_classes()
+    return Tables(env={
         "PERSISTENCE_MODULE": "eventsourcing.postgres",
         "POSTGRES_DBNAME": dbs["NAME"], "POSTGRES_HOST": dbs["HOST"] or "127.0.0.1",
         "POSTGRES_PORT": str(dbs["PORT"] or 5432), "POSTGRES_USER": dbs["USER"],
         "POSTGRES_PASSWORD": dbs["PASSWORD"] or "unused-trust-auth",
-        "POSTGRES_SCHEMA": "public", "CREATE_TABLE": "y",
+        "POSTGRES_SCHEMA": "public", "CREATE_TABLE": "y" if create_table else "n",
     })
+
+
+def library(worker: int, tables: int, start_at: float, duration: float, seed: int,
+            out: Any) -> None:
+    # The table exists (main): several processes creating it at once collide in the catalog.
+    app = _library_app(create_table=False)
+    from api_services import _es_classes
+
+    TableHand, _ = _es_classes()
     rng = random.Random(seed * 100 + worker)
     cards = [{"type": "offer", "card": c} for c in ("7S", "KD", "AH", "2C")]
     aggs = [TableHand(i) for i in range(tables)]
@@ -149,6 +157,7 @@ def main() -> None:
                         help="time given to every process to start and seat its tables")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
+    _library_app(create_table=True).close()
     runs: dict[str, list[dict[str, Any]]] = {"services": [], "eventsourcing_append": []}
     for round_ in range(2):  # alternating, as api_services.py does; the best of each is kept
         runs["services"].append(side(ours, args.clients, args.tables, args.duration,
