@@ -15,24 +15,15 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_handler
 
 from games.errors import GameError, IllegalMoveError
-
-
-def _domain_errors() -> tuple[type[Exception], ...]:
-    try:
-        from ledger.exceptions import LedgerError
-    except ImportError:  # pragma: no cover - the ledger app always ships it
-        return (GameError,)
-    return (GameError, LedgerError)
+from ledger.exceptions import LedgerError
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, IllegalMoveError):
         return Response({"error": exc.code, "rule": exc.rule, "detail": exc.message},
                         status=exc.status)
-    if isinstance(exc, _domain_errors()):
-        status = getattr(exc, "status", None) or getattr(exc, "status_code", 400)
-        code = getattr(exc, "code", "error")
-        return Response({"error": code, "detail": str(exc)}, status=status)
+    if isinstance(exc, GameError | LedgerError):
+        return Response({"error": exc.code, "detail": str(exc)}, status=exc.status)
     if isinstance(exc, ValidationError):
         return Response({"error": "invalid", "detail": exc.messages}, status=400)
     if isinstance(exc, Http404):

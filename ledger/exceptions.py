@@ -1,7 +1,8 @@
 """The ledger's domain errors: one small hierarchy, each with a message a person can act on.
 
-The API maps them to HTTP answers by their ``status_code`` (ledger.api.exceptions), so that
-a client mistake is never a 500.
+Each carries its HTTP ``status`` and a ``code``, as the game's errors do (games/errors.py);
+the project's one exception handler (config/exceptions.py) answers them as
+``{"error": code, "detail": message}``, so that a client mistake is never a 500.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 class LedgerError(Exception):
     """Something the ledger refuses to do; nothing was written."""
 
-    status_code = 400
+    status = 400
     code = "ledger_error"
 
     def __init__(self, message: str) -> None:
@@ -33,7 +34,7 @@ class UnbalancedEntry(InvalidEntry):
 class InsufficientChips(LedgerError):
     """A wallet or a pot would go below zero (RULES.md §3: chips never go below zero)."""
 
-    status_code = 409
+    status = 409
     code = "insufficient_chips"
 
     def __init__(self, message: str, *, account_id: int, balance: int, needed: int) -> None:
@@ -46,14 +47,14 @@ class InsufficientChips(LedgerError):
 class IdempotencyConflict(LedgerError):
     """The idempotency key was already used for an entry with different postings."""
 
-    status_code = 409
+    status = 409
     code = "idempotency_conflict"
 
 
 class AlreadyReversed(LedgerError):
     """An entry is reversed at most once."""
 
-    status_code = 409
+    status = 409
     code = "already_reversed"
 
 

@@ -4,7 +4,7 @@ balance and settlements; nobody else reads anything."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from django.db.models import QuerySet
@@ -20,7 +20,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ledger import selectors
-from ledger.api.exceptions import exception_handler
 from ledger.api.serializers import (
     AccountSerializer,
     AccountsQuerySerializer,
@@ -53,9 +52,6 @@ class StatementPagination(LimitOffsetPagination):
 
 class _LedgerView:
     permission_classes: Sequence[Any] = (IsAuthenticated,)
-
-    def get_exception_handler(self) -> Callable[..., Response | None]:
-        return exception_handler
 
 
 def _query(serializer_class: type[Any], request: Request) -> dict[str, Any]:
