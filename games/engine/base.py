@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 BY_PLAYER = "player"
 BY_FORCED = "forced"
@@ -82,6 +83,34 @@ class Event:
 
     def __hash__(self) -> int:  # data is a dict: hash what identifies the event
         return hash((self.type, self.by, canonical_json(self.data)))
+
+
+S = TypeVar("S")
+#: A game's state transition for one event type: ``(state, event.data) -> new state``.
+Handlers = Mapping[str, Callable[[S, dict[str, Any]], S]]
+
+
+def apply_event(handlers: Handlers[S], state: S, event: Event, *, game: str) -> S:
+    """One event through its type's handler (both engines' ``apply``)."""
+    try:
+        handler = handlers[event.type]
+    except KeyError:
+        raise ValueError(f"{game} has no {event.type!r} event") from None
+    return handler(state, event.data)
+
+
+def fold(handlers: Handlers[S], state: S, events: Iterable[Event], *, game: str) -> S:
+    """Every event through its handler in turn (both engines' ``replay``): the replay's inner
+    loop, one dictionary lookup and one call per event."""
+    event = None
+    try:
+        for event in events:
+            state = handlers[event.type](state, event.data)
+    except KeyError:
+        if event is not None and event.type not in handlers:
+            raise ValueError(f"{game} has no {event.type!r} event") from None
+        raise
+    return state
 
 
 def canonical_json(obj: Any) -> bytes:

@@ -61,10 +61,13 @@ from .base import (
     BY_TIMEOUT,
     MOVE_BYS,
     Event,
+    Handlers,
     HandOver,
     IllegalMove,
     Move,
     NotYourTurn,
+    apply_event,
+    fold,
 )
 from .cards import CANONICAL_INDEX, FULL_DECK, SUIT_ORDER
 
@@ -489,7 +492,8 @@ def _over(s: State, data: Mapping[str, Any]) -> State:
                  s.pot, s.history, s.winner, s.combination)
 
 
-_APPLY = {
+_TITLE = "Ma commère"
+_APPLY: Handlers[State] = {
     "hand_started": _started,
     "pay": _paid,
     "offer": _offered,
@@ -504,18 +508,11 @@ _APPLY = {
 
 
 def apply(state: State, event: Event) -> State:
-    try:
-        handler = _APPLY[event.type]
-    except KeyError:
-        raise ValueError(f"Ma commère has no event {event.type!r}") from None
-    return handler(state, event.data)
+    return apply_event(_APPLY, state, event, game=_TITLE)
 
 
 def replay(deck: Sequence[str], events: Sequence[Event]) -> State:
-    state = initial_state(deck)
-    for event in events:
-        state = _APPLY[event.type](state, event.data)
-    return state
+    return fold(_APPLY, initial_state(deck), events, game=_TITLE)
 
 
 # --------------------------------------------------------------------------------------------
