@@ -15,6 +15,7 @@ import uuid
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 
 class Game(models.TextChoices):
@@ -101,7 +102,9 @@ class Hand(models.Model):
         max_length=16, blank=True,
         help_text="timeout: the awaited player's time runs out; forced: his only move is due",
     )
-    started_at = models.DateTimeField(auto_now_add=True)
+    # The deal's time (the service's clock), so that a hand played out at its deal (bots without
+    # delays) never seems to end before it started.
+    started_at = models.DateTimeField(default=timezone.now)
     ended_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

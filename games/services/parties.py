@@ -152,7 +152,7 @@ def _deal(partie: Partie, last: Hand | None, at: datetime) -> Hand | None:
     store.update(partie, ["comet_payment_due", "next_hand_at"])
     commit = commitment(seed)
     hand = Hand(partie=partie, number=(last.number + 1) if last else 1, dealer=dealer,
-                commitment=commit, last_hash=commit)
+                commitment=commit, last_hash=commit, started_at=at)
     hand.secret = HandSeed(hand=hand, seed=seed)  # both written by store.save, below
     opening = engine.begin(
         deck=deck, dealer=dealer,

@@ -161,3 +161,14 @@ def test_the_api_answers_the_next_hand_with_the_ending_move_and_the_finished_han
     named = {"id": str(second.id), "number": 2}
     assert answer["next_hand"] == named and answer["command"]["next_hand"] == named
     assert clients[0].get(f"/api/hands/{hand.id}/").json()["next_hand"] == named
+
+
+def test_a_hand_of_bots_played_out_at_its_deal_starts_and_ends_at_the_deal_time():
+    partie = partie_start(game="commere", players=[], bots=["random"] * 4, options={"rounds": 1},
+                          buy_in=100, at=T0, forced_move_delay=timedelta(0),
+                          comet_window=timedelta(0), pause_between_hands=timedelta(0))
+
+    hand = partie.hands.get()
+
+    assert hand.status == Hand.Status.OVER  # bots without delays play at once
+    assert hand.started_at == T0 == hand.ended_at
