@@ -56,12 +56,17 @@ class ThreadTimers:
 
     def schedule(self, at: datetime, task: Any, *args: Any) -> None:
         with self._wake:
-            heapq.heappush(self._heap, (at, next(self._count), task, args))
+            entry = (at, next(self._count), task, args)
+            heapq.heappush(self._heap, entry)
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._run, name="academie-timers",
                                                 daemon=True)
                 self._thread.start()
-            self._wake.notify()
+            elif self._heap[0] is entry:
+                # Only a new earliest time changes how long the thread sleeps: waking it for
+                # every later one took the interpreter's lock from the requests (a move sets a
+                # deadline every time).
+                self._wake.notify()
 
     def _run(self) -> None:
         while True:
