@@ -33,7 +33,12 @@ def cached_auth(request: pytest.FixtureRequest) -> Iterator[None]:
         yield
         from django.core.cache import cache as default_cache
 
-        default_cache.clear()
+        # This test's keys only: django-redis's clear() would empty the whole Redis database,
+        # which the other test process shares.
+        if hasattr(default_cache, "delete_pattern"):
+            default_cache.delete_pattern("*")
+        else:
+            default_cache.clear()
 
 
 @pytest.fixture
@@ -99,3 +104,25 @@ def test_signing_out_ends_the_session_everywhere(signed_in):
     client.logout()
 
     assert other.get("/api/parties/").status_code == 401
+
+
+def test_a_row_read_before_a_change_committed_and_cached_after_it_is_read_again(
+        signed_in, django_capture_on_commit_callbacks):
+    """The race of two processes: one deactivates the person inside a transaction, another
+    reads his row (still the old one: not committed) and caches it; then the change commits.
+    The next request must not trust the cached row."""
+    from django.core.cache import cache
+
+    from tournaments import auth
+
+    client, user = signed_in
+    assert client.get("/api/parties/").status_code == 200
+    stale = type(user).objects.get(pk=user.pk)  # the row as it is before the change
+
+    with django_capture_on_commit_callbacks(execute=True):  # the commit, at the block's end
+        user.is_active = False
+        user.save()
+        # The other process caches what it read, tagged with the generation it sees now.
+        cache.set(auth._key(user.pk), (cache.get(auth._generation_key(user.pk), 0), stale))
+
+    assert client.get("/api/parties/").status_code == 401

@@ -6,10 +6,11 @@ keeps the user row in the same cache, so an API request reads neither from the d
 were two of the three queries of a plain request, and a third of a move's CPU;
 bench/api_bench.md).
 
-The cached user is dropped whenever the row is saved or deleted through the ORM (the admin, a
-password change, ``last_login`` at sign-in), so deactivating a player or changing a password
-takes effect on his next request. A change made past the ORM (raw SQL, ``QuerySet.update``)
-is seen within ``USER_CACHE_SECONDS``.
+A cached user is read again once his row has been saved or deleted through the ORM (the admin, a
+password change, ``last_login`` at sign-in) and the change committed, so deactivating a player
+or changing a password takes effect on his next request. A change made past the ORM (raw SQL,
+``QuerySet.update``) is seen within ``USER_CACHE_SECONDS``. The cache holds the user's row,
+password hash included: Redis is a private part of the deployment, like the database.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.cache import cache
+from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 
 USER_CACHE_SECONDS = 300
@@ -29,24 +31,47 @@ def _key(user_id: Any) -> str:
     return f"auth:user:{user_id}"
 
 
+def _generation_key(user_id: Any) -> str:
+    return f"auth:user-generation:{user_id}"
+
+
 class CachedModelBackend(ModelBackend):
     """``ModelBackend`` whose ``get_user`` (run by every request of a signed-in person) reads
-    the user from the cache, falling back to the database."""
+    the user from the cache, falling back to the database.
+
+    A cached row is tagged with the user's generation, which every committed save or delete of
+    the user moves on; a row tagged with an older generation is read again. So a request that
+    read the row just before a change committed, and cached it just after, cannot keep the old
+    row alive: its tag is already old. Both keys come in one round trip."""
 
     def get_user(self, user_id: Any) -> AbstractBaseUser | None:
-        user = cache.get(_key(user_id))
-        if user is None:
+        key, generation_key = _key(user_id), _generation_key(user_id)
+        found = cache.get_many([key, generation_key])
+        generation = found.get(generation_key, 0)
+        cached = found.get(key)
+        if cached is not None and cached[0] == generation:
+            user = cached[1]
+        else:
             try:
                 user = get_user_model()._default_manager.get(pk=user_id)
             except get_user_model().DoesNotExist:
                 return None
-            cache.set(_key(user_id), user, USER_CACHE_SECONDS)
+            cache.set(key, (generation, user), USER_CACHE_SECONDS)
         return user if self.user_can_authenticate(user) else None
 
 
 def forget_user(sender: Any, instance: AbstractBaseUser, **kwargs: Any) -> None:
-    """Drop the cached row of a user who was saved or deleted."""
-    cache.delete(_key(instance.pk))
+    """Move the user's generation on now and again once the change is committed: every row
+    cached before either point is then read again (the second covers a row read before the
+    commit and cached after the first)."""
+    key = _generation_key(instance.pk)
+
+    def move_on() -> None:
+        if not cache.add(key, 1, timeout=None):
+            cache.incr(key)
+
+    move_on()
+    transaction.on_commit(move_on)
 
 
 def connect() -> None:

@@ -77,8 +77,9 @@ def database(default: str | None) -> dict[str, Any]:
         # The move path's statements (games/services/store.py) run on cursors that bind their
         # parameters on the server, and the connection prepares a statement the second time it
         # runs it: planning them cost PostgreSQL more than running them. The ORM's own cursors
-        # bind on the client and never prepare. Set 0 in the URL (?prepare_threshold=) behind
-        # a pooler in transaction mode, where prepared statements do not survive.
+        # bind on the client and never prepare. ?prepare_threshold=0 in the URL turns preparing
+        # off (here 0 means never, not psycopg's "at once"): behind a pooler in transaction
+        # mode, where prepared statements do not survive.
         options["prepare_threshold"] = int(options.get("prepare_threshold", 2)) or None
     return db
 

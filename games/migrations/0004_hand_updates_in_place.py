@@ -3,7 +3,10 @@
 """Hands are updated in place (HOT) on PostgreSQL: every move rewrites its hand's row (seq,
 hash, snapshot, deadline). The deadline loses its index (a changed indexed column forbids a
 HOT update; the sweeper uses the partial index of the hands in play), and the table keeps half
-of each page free for the new versions of its rows."""
+of each page free for the new versions of its rows: pages written from now on; the hands of a
+database that already holds many take it only when the table is rewritten (VACUUM FULL, off
+hours). The index is built in the migration's transaction, which blocks writes to the hands
+while it runs (a few hands in play: instant)."""
 
 from django.db import migrations, models
 

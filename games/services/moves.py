@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
@@ -24,6 +25,8 @@ from games.models import Command, Hand, Partie
 from . import store
 from .advance import Table, advance, apply_move, fire
 from .parties import partie_tick
+
+logger = logging.getLogger(__name__)
 
 
 def _locked_table(hand_id: Any) -> tuple[Hand, Table]:
@@ -96,7 +99,14 @@ def _deal_at_once(table: Table, at: datetime) -> dict[str, Any] | None:
     its deal (a forced announcement), the timer deals the next one, as after any pause."""
     if table.partie.pause_between_hands:
         return None
-    dealt = partie_tick(partie_id=table.partie.pk, at=at)
+    try:
+        dealt = partie_tick(partie_id=table.partie.pk, at=at)  # its own savepoint
+    except Exception:
+        # The hand's end must not depend on the next deal: that is rolled back alone, and
+        # the timer (scheduled when the hand ended) or the sweeper deals it again.
+        logger.exception("dealing the next hand of partie %s failed; left to the timer",
+                         table.partie.pk)
+        return None
     return None if dealt is None else {"id": str(dealt.pk), "number": dealt.number}
 
 

@@ -172,3 +172,44 @@ def test_a_hand_of_bots_played_out_at_its_deal_starts_and_ends_at_the_deal_time(
 
     assert hand.status == Hand.Status.OVER  # bots without delays play at once
     assert hand.started_at == T0 == hand.ended_at
+
+
+def test_a_failed_deal_leaves_the_hand_ended_and_the_next_deal_to_the_timer(people, monkeypatch):
+    partie, users = _partie(people, pause=0)
+    first = partie.hands.get()
+
+    def broken(**kwargs: Any) -> None:
+        raise RuntimeError("the deal broke")
+
+    monkeypatch.setattr("games.services.moves.partie_tick", broken)
+    played = _play_to_end(first, users, random.Random(6))
+
+    assert played.response["next_hand"] is None
+    first.refresh_from_db()
+    assert first.status == Hand.Status.OVER and partie.hands.count() == 1
+    monkeypatch.undo()
+    second = partie_tick(partie_id=partie.pk, at=T0 + timedelta(seconds=2))  # the timer
+    assert second is not None and second.number == 2
+
+
+def test_a_retried_move_answers_the_hand_as_it_is_now_with_its_next_hand(people):
+    partie, users = _partie(people, pause=0)
+    hand = partie.hands.get()
+    client = {seat: APIClient() for seat in users}
+    for seat, user in users.items():
+        client[seat].force_authenticate(user)
+    view = next(v for v in (client[s].get(f"/api/hands/{hand.id}/").json() for s in users)
+                if v["legal_moves"])
+    body = {"command_id": str(uuid.uuid4()), "seq": view["seq"], "move": view["legal_moves"][0]}
+    first = client[view["your_seat"]].post(f"/api/hands/{hand.id}/moves", body, format="json")
+    assert first.status_code == 201 and first.json()["status"] == "playing"
+    hand.refresh_from_db()
+    _play_to_end(hand, users, random.Random(7))  # the hand ends; the next one is dealt
+
+    again = client[view["your_seat"]].post(f"/api/hands/{hand.id}/moves", body, format="json")
+
+    second = partie.hands.get(number=2)
+    assert again.status_code == 201
+    assert again.json()["command"] == first.json()["command"]  # the stored first answer
+    assert again.json()["status"] == "over"
+    assert again.json()["next_hand"] == {"id": str(second.id), "number": 2}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import timedelta
 
 import pytest
 from django.db import IntegrityError, connection, transaction
@@ -102,6 +103,38 @@ def test_an_unbalanced_entry_is_refused_when_it_is_written(
         )
     assert not JournalEntry.objects.exists()
     assert Account.objects.get(pk=wallet_a.pk).balance == 0
+
+
+def test_an_entry_is_refused_when_a_posting_belongs_to_another_club(
+    wallet_a: Account, bank: Account
+) -> None:
+    other_bank = services.bank_get_or_create(club_key="club-b")
+    now = timezone.now()
+    with pytest.raises(IntegrityError, match="belong to its club"), transaction.atomic():
+        Posting.objects.create(
+            entry_id=3, account=other_bank, amount=-100, balance_after=-100, at=now
+        )
+        Posting.objects.create(entry_id=3, account=wallet_a, amount=100, balance_after=100, at=now)
+        JournalEntry.objects.create(
+            id=3, idempotency_key="k", club_key="club-a", at=now, source="t"
+        )
+    assert not JournalEntry.objects.exists()
+
+
+def test_an_entry_is_refused_when_a_posting_carries_another_time(
+    wallet_a: Account, bank: Account
+) -> None:
+    now = timezone.now()
+    with pytest.raises(IntegrityError, match="carry its time"), transaction.atomic():
+        Posting.objects.create(entry_id=4, account=bank, amount=-100, balance_after=-100, at=now)
+        Posting.objects.create(
+            entry_id=4, account=wallet_a, amount=100, balance_after=100,
+            at=now + timedelta(seconds=1),
+        )
+        JournalEntry.objects.create(
+            id=4, idempotency_key="k", club_key="club-a", at=now, source="t"
+        )
+    assert not JournalEntry.objects.exists()
 
 
 def test_an_entry_needs_two_postings(wallet_a: Account, bank: Account) -> None:
