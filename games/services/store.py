@@ -492,6 +492,7 @@ def _cursor(db: Any) -> Any:
     from django.db.backends.postgresql.base import ServerBindingCursor
 
     db.ensure_connection()
+    db.validate_thread_sharing()
     raw = ServerBindingCursor(db.connection)
     return db.make_debug_cursor(raw) if db.queries_logged else db.make_cursor(raw)
 
