@@ -25,7 +25,8 @@ from tournaments.models import Soiree, SoireeTable
 
 from .conftest import CLOCK_SECONDS, playing_hands, soiree_parties, timeline, wait_for
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.postgres, pytest.mark.redis,
+              pytest.mark.django_db(transaction=True)]
 
 TIMEOUT = timedelta(seconds=1)
 

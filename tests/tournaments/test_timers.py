@@ -160,6 +160,7 @@ def _results(log: str, task_id: str) -> list[str]:
 
 
 @pytest.mark.postgres
+@pytest.mark.redis
 @pytest.mark.django_db(transaction=True)
 def test_duplicated_and_stale_deadline_tasks_on_a_real_worker_play_each_decision_once(
         celery_rig):
