@@ -3,12 +3,12 @@ timeline of a hand, and a real Celery worker and beat on Redis.
 
 ``organiser`` (olga) comes from tests/conftest.py.
 
-The Celery tests (``celery_rig``) need PostgreSQL (mark them ``postgres``): the worker and beat
-are subprocesses that connect to the same test database as the test process (pytest-django's
-``test_<name>`` database, one per xdist worker), so the test must use ``transactional_db`` for
-them to see its rows. Each xdist worker has its own Redis database (10 + its index), held with a
-Redis lock for the length of the test so that two test runs on one machine take turns rather
-than taking each other's tasks; it is emptied before and after.
+The Celery tests (``celery_rig``) need PostgreSQL and Redis (mark them ``postgres`` and
+``redis``): the worker and beat are subprocesses that connect to the same test database as the
+test process (pytest-django's ``test_<name>`` database, one per xdist worker), so the test must
+use ``transactional_db`` for them to see its rows. Each xdist worker has its own Redis database
+(10 + its index), held with a Redis lock for the length of the test so that two test runs on
+one machine take turns rather than taking each other's tasks; it is emptied before and after.
 """
 
 from __future__ import annotations
