@@ -200,7 +200,9 @@ def test_a_retried_move_answers_the_hand_as_it_is_now_with_its_next_hand(people)
         client[seat].force_authenticate(user)
     view = next(v for v in (client[s].get(f"/api/hands/{hand.id}/").json() for s in users)
                 if v["legal_moves"])
-    body = {"command_id": str(uuid.uuid4()), "seq": view["seq"], "move": view["legal_moves"][0]}
+    # Not an announcement: it would end the hand, and this move must leave it in play.
+    move = next(m for m in view["legal_moves"] if m["type"] != "announce")
+    body = {"command_id": str(uuid.uuid4()), "seq": view["seq"], "move": move}
     first = client[view["your_seat"]].post(f"/api/hands/{hand.id}/moves", body, format="json")
     assert first.status_code == 201 and first.json()["status"] == "playing"
     hand.refresh_from_db()
