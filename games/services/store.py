@@ -24,6 +24,7 @@ from typing import Any, NoReturn
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, IntegrityError, connections, models
+from django.db.backends.utils import CursorDebugWrapper, CursorWrapper
 from django.utils import timezone
 
 from games.engine import comet, commere
@@ -494,7 +495,16 @@ def _cursor(db: Any) -> Any:
     db.ensure_connection()
     db.validate_thread_sharing()
     raw = ServerBindingCursor(db.connection)
-    return db.make_debug_cursor(raw) if db.queries_logged else db.make_cursor(raw)
+    return _PreparedDebugCursor(raw, db) if db.queries_logged else db.make_cursor(raw)
+
+
+class _PreparedDebugCursor(CursorDebugWrapper):
+    """Logs a statement as written (with its ``%s``): Django's log reads the text psycopg
+    last sent, which a prepared statement's execution no longer carries (it logged None)."""
+
+    def execute(self, sql: str, params: Any = None) -> Any:
+        with self.debug_sql(sql, params):
+            return CursorWrapper.execute(self, sql, params)
 
 
 def _db() -> Any:

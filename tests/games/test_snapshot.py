@@ -180,6 +180,17 @@ def test_a_move_and_a_read_do_not_read_the_events(api_as: Any) -> None:
     assert _reads_of_events(moved.captured_queries) == []
 
 
+def test_the_move_paths_statements_are_logged_with_their_text_once_prepared() -> None:
+    hand, _ = _waiting_hand()
+    with CaptureQueriesContext(connection) as reads:
+        for _ in range(4):  # prepared from the second run on (PostgreSQL)
+            store.read_hand(hand.id)
+
+    logged = [q["sql"] for q in reads.captured_queries]
+    assert len(logged) == 4
+    assert all(isinstance(sql, str) and "FROM \"games_hand\" h" in sql for sql in logged)
+
+
 def _set_snapshot(hand: Hand, blob: bytes | None) -> Hand:
     Hand.objects.filter(pk=hand.pk).update(snapshot=blob)
     return Hand.objects.select_related("partie", "secret").get(pk=hand.pk)
