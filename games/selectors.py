@@ -61,7 +61,7 @@ def next_hand_of(hand: Hand) -> dict[str, Any] | None:
         return None
     found = (Hand.objects.filter(partie_id=hand.partie_id, number=hand.number + 1)
              .values("id", "number").first())
-    return None if found is None else {"id": str(found["id"]), "number": found["number"]}
+    return None if found is None else store.hand_ref(found["id"], found["number"])
 
 
 def view_of(*, hand: Hand, loaded: store.Loaded, seat: int | None,

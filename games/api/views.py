@@ -83,10 +83,9 @@ class HandMovesView(APIView):
         except Hand.DoesNotExist:
             raise Http404("no such hand") from None
         # The hand as the command left it, not read again. ``command`` is the stored first
-        # answer: a retry gets it again even if the hand has moved on since (the view around
-        # it is then the hand as it is now).
-        # A retry's view is the hand as it is now: its next hand is looked up (the stored
-        # answer's may be older, or absent when the retried move did not end the hand).
+        # answer: a retry gets it again even if the hand has moved on since; the view around
+        # it is then the hand as it is now, whose next hand is looked up (the stored answer's
+        # may be older, or absent when the retried move did not end the hand).
         following = (selectors.next_hand_of(played.hand) if played.retried
                      else played.response.get("next_hand"))
         view = selectors.view_of(hand=played.hand, loaded=played.loaded, seat=played.seat,

@@ -262,6 +262,11 @@ def read_hand_and_next(hand_id: Any) -> tuple[Hand, list[Seat], dict[str, Any] |
     return _read_hand(hand_id, lock=False, with_next=True)
 
 
+def hand_ref(hand_id: Any, number: int) -> dict[str, Any]:
+    """How an answer names another hand (``next_hand``): its id and its number."""
+    return {"id": str(hand_id), "number": number}
+
+
 def _read_hand(hand_id: Any, *, lock: bool,
                with_next: bool) -> tuple[Hand, list[Seat], dict[str, Any] | None]:
     db = _db()
@@ -287,7 +292,7 @@ def _read_hand(hand_id: Any, *, lock: bool,
     if with_next:
         next_id, next_number = rows[0][-6:-4]
         if next_id is not None:
-            following = {"id": str(_converted(Hand._meta.pk, next_id)), "number": next_number}
+            following = hand_ref(_converted(Hand._meta.pk, next_id), next_number)
     return hand, seats, following
 
 
