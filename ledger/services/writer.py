@@ -142,14 +142,10 @@ def post(
         # the caller's transaction, that transaction is aborted: let the error end it.
         if connection.in_atomic_block:
             raise
-        existing_id = (
-            JournalEntry.objects.filter(idempotency_key=idempotency_key)
-            .values_list("pk", flat=True)
-            .first()
-        )
-        if existing_id is None:
+        raced = raced_entry(idempotency_key, same)
+        if raced is None:
             raise
-        return replayed(existing_id, same, idempotency_key)
+        return raced
     if outcome == "missing":
         raise InvalidEntry(f"No such account: {sorted(missing)}.")
     for (account, _), held in zip(lines, balances, strict=True):
@@ -206,14 +202,10 @@ def write(
         # A concurrent transaction wrote this key first (a writer that skipped the key's lock):
         # the unique index made this one wait for it and then refused it. Our savepoint is
         # rolled back; answer like a retry.
-        existing_id = (
-            JournalEntry.objects.filter(idempotency_key=idempotency_key)
-            .values_list("pk", flat=True)
-            .first()
-        )
-        if existing_id is None:
+        raced = raced_entry(idempotency_key, same)
+        if raced is None:
             raise
-        return replayed(existing_id, same, idempotency_key)
+        return raced
     # Only now that the savepoint is released do the instances passed in take the new balances.
     for account, amount in decided.lines:
         account.balance += amount
@@ -407,7 +399,18 @@ def _aware(value: datetime | str | None) -> datetime | None:
 
 
 def replayed(entry_id: int, same: Callable[[JournalEntry], bool], key: str) -> JournalEntry:
-    entry = JournalEntry.objects.get(pk=entry_id)
+    return _same_or_conflict(JournalEntry.objects.get(pk=entry_id), same, key)
+
+
+def raced_entry(key: str, same: Callable[[JournalEntry], bool]) -> JournalEntry | None:
+    """The entry a concurrent writer wrote first under ``key`` (the unique index refused ours),
+    answered like a retry; ``None`` if there is none (the refusal was about something else)."""
+    entry = JournalEntry.objects.filter(idempotency_key=key).first()
+    return None if entry is None else _same_or_conflict(entry, same, key)
+
+
+def _same_or_conflict(entry: JournalEntry, same: Callable[[JournalEntry], bool],
+                      key: str) -> JournalEntry:
     if not same(entry):
         raise IdempotencyConflict(
             f"Idempotency key {key!r} was already used by entry #{entry.pk} "
