@@ -269,9 +269,9 @@ def entry_reverse(
     wanted = signature(lines)
 
     def plan(locked: Mapping[int, Account]) -> Plan:
-        already = JournalEntry.objects.filter(reverses_id=entry.pk).values_list("pk", flat=True)
-        if already:
-            raise AlreadyReversed(f"Entry #{entry.pk} was already reversed by entry #{already[0]}.")
+        refused = _already_reversed(entry)
+        if refused is not None:
+            raise refused
         fixed = tuple((locked[account.pk], amount) for account, amount in lines)
         check_funds(fixed)
         return Plan(lines=fixed, memo=f"Reversal of entry #{entry.pk}: {reason}", reverses=entry)
@@ -287,11 +287,17 @@ def entry_reverse(
         )
     except IntegrityError as error:
         # Two reversals of one entry raced with different keys: the unique "reverses" kept one.
-        winner = JournalEntry.objects.filter(reverses_id=entry.pk).values_list("pk", flat=True)
-        if winner:
-            raise AlreadyReversed(
-                f"Entry #{entry.pk} was already reversed by entry #{winner[0]}."
-            ) from error
+        refused = _already_reversed(entry)
+        if refused is not None:
+            raise refused from error
         raise
     assert reversal is not None
     return reversal
+
+
+def _already_reversed(entry: JournalEntry) -> AlreadyReversed | None:
+    """The refusal to reverse ``entry`` again, naming its reversal; ``None`` if it has none."""
+    by = JournalEntry.objects.filter(reverses_id=entry.pk).values_list("pk", flat=True).first()
+    if by is None:
+        return None
+    return AlreadyReversed(f"Entry #{entry.pk} was already reversed by entry #{by}.")
