@@ -103,7 +103,7 @@ REDIS_URL = env.str("REDIS_URL", default="")
 
 # Every request of a signed-in person reads his session and his user. With Redis both come from
 # it (sessions cached_db: read from the cache, written to the database too; users: the backend
-# of tournaments/auth.py, dropped from the cache whenever the row is saved), not from the
+# of tournaments/auth.py, read again once the row has been saved or deleted), not from the
 # database. Without Redis (the embedded default) both are read from the database: a per-process
 # cache would keep a signed-out session alive in the other processes of a multi-process server.
 if REDIS_URL:
