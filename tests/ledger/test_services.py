@@ -541,7 +541,7 @@ def test_an_entry_may_be_dated_but_never_before_its_accounts_last_posting(
 
 
 @pytest.mark.postgres
-def test_on_postgresql_an_entry_is_one_statement_and_a_batch_two(
+def test_on_postgresql_an_entry_is_one_statement_and_so_is_a_batch(
     wallet_a: Account, wallet_b: Account, bank: Account, fund: Fund, key: Key
 ) -> None:
     """Round trips were most of an entry's time: no savepoint, no separate lock or lookup."""
@@ -561,6 +561,39 @@ def test_on_postgresql_an_entry_is_one_statement_and_a_batch_two(
         for _ in range(3)
     ]
     with transaction.atomic(), CaptureQueriesContext(connection) as queries:
-        services.entries_post(entries=batch)
-    assert len(queries) == 2  # the locks and lookups, then both INSERTs in one round trip
+        written = services.entries_post(entries=batch)
+    assert [q["sql"].split("(")[0] for q in queries] == ["SELECT * FROM ledger_post_many"]
     assert (balance(wallet_a), balance(wallet_b)) == (96, 4)
+    # The instances passed in hold the balances the batch left, as on the Python path.
+    assert (wallet_a.balance, wallet_b.balance) == (96, 4)
+    assert [e.idempotency_key for e in written] == [r.idempotency_key for r in batch]
+    assert len({e.pk for e in written}) == 3 and len({e.at for e in written}) == 1
+    # A retry finds its keys taken: the function writes nothing and the Python path answers
+    # with the stored entries.
+    with transaction.atomic(), CaptureQueriesContext(connection) as queries:
+        again = services.entries_post(entries=batch)
+    assert [e.pk for e in again] == [e.pk for e in written]
+    assert queries[0]["sql"].startswith("SELECT * FROM ledger_post_many")
+    assert (balance(wallet_a), balance(wallet_b)) == (96, 4)
+
+
+@pytest.mark.postgres
+def test_on_postgresql_a_refused_batch_writes_nothing_and_says_why(
+    wallet_a: Account, wallet_b: Account, bank: Account, fund: Fund, key: Key
+) -> None:
+    """The one-statement batch refuses as the Python path does (same error, same message),
+    with nothing written and the caller's transaction still usable."""
+    fund(wallet_a, 5)
+    batch = [
+        services.EntryRequest(
+            postings=[(wallet_a, -3), (wallet_b, 3)], memo="m", source="b", idempotency_key=key()
+        )
+        for _ in range(2)
+    ]
+    with transaction.atomic():
+        with pytest.raises(InsufficientChips, match="holds 2, this entry takes 3"):
+            services.entries_post(entries=batch)
+        assert balance(wallet_a) == 5  # the transaction is still usable
+        services.entries_post(entries=batch[:1])
+    assert (balance(wallet_a), balance(wallet_b)) == (2, 3)
+    assert not JournalEntry.objects.filter(idempotency_key=batch[1].idempotency_key).exists()
