@@ -9,6 +9,7 @@ deadline (``move_timeout``) after which the default move is played.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -28,6 +29,12 @@ KIND_BOT = "bot"
 MAX_STEPS = 10_000
 
 
+class NeedsTransaction(Exception):  # noqa: N818 - a signal, not an error
+    """A command played as one statement (``Table.one_statement``) turned out to write more
+    than its hand's events and row: chips to post, or the hand's end (the partie, the next
+    deal). Nothing was written; the caller plays the command again in a transaction."""
+
+
 @dataclass
 class Table:
     """What a command needs to know of a partie while it plays a hand: read once per command
@@ -39,6 +46,17 @@ class Table:
     bots: dict[int, str] = field(init=False)
     #: The command's events, written with the hand row at its end (store.save).
     events: list[dict[str, Any]] = field(default_factory=list)
+    #: The command writes only its events, its hand row and its Command row, in one statement
+    #: outside any transaction (moves.move_play): anything more raises NeedsTransaction, and
+    #: what would run on commit waits in ``after`` until that statement has run.
+    one_statement: bool = False
+    after: list[Callable[[], None]] = field(default_factory=list)
+
+    def on_commit(self, callback: Callable[[], None]) -> None:
+        if self.one_statement:
+            self.after.append(callback)
+        else:
+            transaction.on_commit(callback)
 
     def __post_init__(self) -> None:
         self.accounts = chips.Accounts(self.partie, self.seats)
@@ -67,7 +85,11 @@ def apply_move(
     produced = loaded.game.decide(loaded.state, seat, move, by)
     sealed = store.append(hand, produced, prev_hash=loaded.last_hash, actor=actor,
                           command_id=command_id, at=now, pending=table.events)
-    chips.post_payments(accounts=table.accounts, hand=hand, sealed=sealed)
+    if table.one_statement:
+        if chips.payments(sealed):
+            raise NeedsTransaction("chips to post")
+    else:
+        chips.post_payments(accounts=table.accounts, hand=hand, sealed=sealed)
     state = loaded.state
     for event in produced:
         state = loaded.game.apply(state, event)
@@ -112,11 +134,11 @@ def advance(table: Table, hand: Hand, loaded: store.Loaded, *, now: datetime) ->
                 loaded = apply_move(table, hand, loaded, seat, legal[seat][0], BY_FORCED,
                                     now=now)
                 continue
-            _set_deadline(hand, now + delay, KIND_FORCED)
+            _set_deadline(table, hand, now + delay, KIND_FORCED)
         elif seat in bots and bots[seat] != "timeout":
-            _set_deadline(hand, now + window, KIND_BOT)
+            _set_deadline(table, hand, now + window, KIND_BOT)
         else:
-            _set_deadline(hand, now + partie.move_timeout, KIND_TIMEOUT)
+            _set_deadline(table, hand, now + partie.move_timeout, KIND_TIMEOUT)
         return loaded
     raise RuntimeError(f"hand {hand.id} did not settle after {MAX_STEPS} moves")
 
@@ -139,7 +161,7 @@ def fire(table: Table, hand: Hand, loaded: store.Loaded, *, now: datetime) -> st
     return advance(table, hand, loaded, now=now)
 
 
-def _set_deadline(hand: Hand, at: datetime, kind: str) -> None:
+def _set_deadline(table: Table, hand: Hand, at: datetime, kind: str) -> None:
     hand.deadline = at
     hand.deadline_kind = kind
     hand.deadline_seq = hand.last_seq
@@ -151,10 +173,12 @@ def _set_deadline(hand: Hand, at: datetime, kind: str) -> None:
 
         schedule_deadline(hand_id=hand_id, seq=seq, at=at)
 
-    transaction.on_commit(schedule)
+    table.on_commit(schedule)
 
 
 def _finish(table: Table, hand: Hand, loaded: store.Loaded, *, now: datetime) -> None:
+    if table.one_statement:
+        raise NeedsTransaction("the hand ends")
     hand.status = Hand.Status.OVER
     hand.ended_at = now
     hand.deadline = None
@@ -172,7 +196,7 @@ def _finish(table: Table, hand: Hand, loaded: store.Loaded, *, now: datetime) ->
 
         schedule_next_hand(partie_id=partie_id, at=at)
 
-    transaction.on_commit(schedule)
+    table.on_commit(schedule)
 
 
 def table_for(partie: Partie) -> Table:

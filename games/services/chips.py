@@ -89,10 +89,15 @@ def buy_in(*, partie: Partie, seat: Seat, amount: int, at: datetime) -> None:
                   memo=f"Buy-in at {partie.table_label}")
 
 
+def payments(sealed: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The ``pay`` events among ``sealed`` that move chips."""
+    return [e for e in sealed if e["type"] == "pay" and e["amount"] > 0]
+
+
 def post_payments(*, accounts: Accounts, hand: Hand, sealed: Sequence[dict[str, Any]]) -> None:
     """Post the ``pay`` events among ``sealed``, all in one batch (nothing moved, nothing
     posted: the shortfall of a payer who held nothing is kept in the event itself)."""
-    pays = [e for e in sealed if e["type"] == "pay" and e["amount"] > 0]
+    pays = payments(sealed)
     if not pays:
         return
     partie = accounts.partie

@@ -469,15 +469,27 @@ def instances(row: Sequence[Any], *of: type[models.Model]) -> list[Any]:
     out = []
     start = 0
     for model in of:
-        fields = model._meta.concrete_fields
-        values = list(row[start:start + len(fields)])
-        for i, field in enumerate(fields):
-            col, converters = _converters(db.vendor, field)
+        names, converted = _reader(db.vendor, model)
+        values = list(row[start:start + len(names)])
+        for i, col, converters in converted:
             for convert in converters:
                 values[i] = convert(values[i], col, db)
-        out.append(model.from_db(db.alias, [f.attname for f in fields], values))
-        start += len(fields)
+        out.append(model.from_db(db.alias, names, values))
+        start += len(names)
     return out
+
+
+@functools.lru_cache(maxsize=32)
+def _reader(vendor: str, model: type[models.Model]) -> tuple[list[str], list[Any]]:
+    """A model's attnames in column order, and the columns that need converting (index,
+    column, converters): looked up once, not field by field at every row."""
+    fields = model._meta.concrete_fields
+    converted = []
+    for i, field in enumerate(fields):
+        col, converters = _converters(vendor, field)
+        if converters:
+            converted.append((i, col, tuple(converters)))
+    return [f.attname for f in fields], converted
 
 
 def _cursor(db: Any) -> Any:

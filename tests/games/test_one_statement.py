@@ -1,0 +1,160 @@
+"""The usual move outside a transaction: the hand read without a lock, then one statement that
+writes the events, the hand row and the Command row (moves._in_one_statement). Everything
+else (chips, the hand's end, retries, refusals) is played again in a transaction.
+
+These tests commit (``transaction=True``) and run on PostgreSQL only: inside the test's own
+transaction, or on SQLite, every move takes the transaction path (tests/games/test_services.py).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from games.engine.base import Move
+from games.errors import IllegalMoveError
+from games.models import Command, Hand, HandEvent, Partie
+from games.services import chips, deadline_fire, move_play, partie_start, store
+from tests.games.test_concurrency import _seed_with_an_announcement
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+
+T0 = datetime(2030, 5, 4, 20, 0, tzinfo=UTC)
+SEED = "1f" * 32
+
+
+@pytest.fixture
+def people(django_user_model: Any) -> list[Any]:
+    return [django_user_model.objects.create_user(f"solo{i}") for i in range(4)]
+
+
+def _partie(people: Sequence[Any], seed: str, monkeypatch: pytest.MonkeyPatch) -> Partie:
+    monkeypatch.setattr("games.services.parties.new_seed", lambda: seed)
+    return partie_start(game="commere", players=people, options={"rounds": 1}, buy_in=50,
+                        table_label="quiet table", at=T0, move_timeout=timedelta(minutes=5))
+
+
+def _awaited(hand: Hand) -> tuple[int, list[Move]]:
+    loaded = store.load(hand)
+    seat = loaded.game.to_act(loaded.state)[0]
+    return seat, loaded.game.legal_moves(loaded.state)[seat]
+
+
+def _a_move_that_goes_on(hand: Hand) -> tuple[int, Move]:
+    seat, legal = _awaited(hand)
+    goes_on = [m for m in legal if m.type != "announce"]
+    assert goes_on, "the fixed seed's first decision is an announcement: choose another seed"
+    return seat, goes_on[0]
+
+
+def test_a_usual_move_is_a_read_and_one_statement(people, monkeypatch):
+    partie = _partie(people, SEED, monkeypatch)
+    hand = partie.hands.get()
+    users = {s.number: s.player for s in partie.seats.all()}
+    seat, move = _a_move_that_goes_on(hand)
+    seq, command_id = hand.last_seq, uuid.uuid4()
+
+    with CaptureQueriesContext(connection) as queries:
+        played = move_play(hand_id=hand.id, user=users[seat], move=move, seq=seq,
+                           command_id=command_id, at=T0 + timedelta(seconds=1))
+
+    assert [q["sql"].split(" ", 1)[0] for q in queries] == ["SELECT", "WITH"]
+    assert "FOR UPDATE" not in queries[0]["sql"]
+    assert played.response["applied_from_seq"] == seq + 1 and not played.retried
+    hand.refresh_from_db()
+    assert hand.status == Hand.Status.PLAYING and hand.last_seq == played.response["seq"]
+    assert hand.deadline is not None and hand.deadline_seq == hand.last_seq
+    stored = HandEvent.objects.get(hand=hand, seq=seq + 1)
+    assert (stored.type, stored.command_id, stored.actor_id) == (move.type, command_id,
+                                                                  users[seat].pk)
+    assert Command.objects.get(command_id=command_id).response == played.response
+    # The snapshot written by the statement is the state its events give.
+    assert store.load(hand).state == store.replay(hand).state
+    assert store.load(hand).last_hash == store.replay(hand).last_hash
+
+
+def test_the_deadline_is_scheduled_once_the_statement_has_written_the_move(people,
+                                                                          monkeypatch):
+    partie = _partie(people, SEED, monkeypatch)
+    hand = partie.hands.get()
+    users = {s.number: s.player for s in partie.seats.all()}
+    seat, move = _a_move_that_goes_on(hand)
+    scheduled: list[tuple[Any, int, bool]] = []
+
+    def schedule_deadline(*, hand_id: Any, seq: int, at: datetime) -> None:
+        # What a timer would find if it fired at once: the move must already be there.
+        written = HandEvent.objects.filter(hand_id=hand_id, seq=seq).exists()
+        scheduled.append((hand_id, seq, written))
+
+    monkeypatch.setattr("games.tasks.schedule_deadline", schedule_deadline)
+    played = move_play(hand_id=hand.id, user=users[seat], move=move, seq=hand.last_seq,
+                       command_id=uuid.uuid4(), at=T0 + timedelta(seconds=1))
+
+    assert scheduled == [(hand.id, played.response["seq"], True)]
+
+
+def test_an_illegal_move_is_refused_with_its_rule_and_writes_nothing(people, monkeypatch):
+    partie = _partie(people, SEED, monkeypatch)
+    hand = partie.hands.get()
+    users = {s.number: s.player for s in partie.seats.all()}
+    seat, _ = _awaited(hand)
+    other = (seat + 1) % 4
+    seq = hand.last_seq
+
+    with pytest.raises(IllegalMoveError) as refused:
+        move_play(hand_id=hand.id, user=users[other], move=Move("offer", card="7S"), seq=seq,
+                  command_id=uuid.uuid4(), at=T0 + timedelta(seconds=1))
+
+    assert refused.value.rule == "turn" and refused.value.status == 400
+    hand.refresh_from_db()
+    assert hand.last_seq == seq and not Command.objects.exists()
+
+
+def test_a_retried_command_gets_its_first_answer_and_appends_nothing(people, monkeypatch):
+    partie = _partie(people, SEED, monkeypatch)
+    hand = partie.hands.get()
+    users = {s.number: s.player for s in partie.seats.all()}
+    seat, move = _a_move_that_goes_on(hand)
+    seq, command_id = hand.last_seq, uuid.uuid4()
+    first = move_play(hand_id=hand.id, user=users[seat], move=move, seq=seq,
+                      command_id=command_id, at=T0 + timedelta(seconds=1))
+    events = HandEvent.objects.count()
+
+    again = move_play(hand_id=hand.id, user=users[seat], move=move, seq=seq,
+                      command_id=command_id, at=T0 + timedelta(seconds=2))
+
+    assert again.retried and again.response == first.response
+    assert HandEvent.objects.count() == events
+
+
+def test_the_move_that_ends_the_hand_is_played_in_a_transaction_with_its_chips(people,
+                                                                              monkeypatch):
+    partie = _partie(people, _seed_with_an_announcement(4), monkeypatch)
+    hand = partie.hands.get()
+    users = {s.number: s.player for s in partie.seats.all()}
+    clock = T0
+    seat, legal = _awaited(hand)
+    while legal != [Move("announce")]:  # the timers play on until the announcement is due
+        clock = max(clock, hand.deadline) + timedelta(seconds=1)
+        assert deadline_fire(hand_id=hand.id, seq=hand.last_seq, at=clock)
+        hand.refresh_from_db()
+        seat, legal = _awaited(hand)
+
+    with CaptureQueriesContext(connection) as queries:
+        played = move_play(hand_id=hand.id, user=users[seat], move=Move("announce"),
+                           seq=hand.last_seq, command_id=uuid.uuid4(), at=clock)
+
+    # Read once without a lock (the attempt), then again with it, in the transaction.
+    reads = [q["sql"] for q in queries if q["sql"].startswith("SELECT h.")]
+    assert len(reads) == 2 and "FOR UPDATE" in reads[1]
+    hand.refresh_from_db()
+    assert hand.status == Hand.Status.OVER and played.response["seq"] == hand.last_seq
+    pays = HandEvent.objects.filter(hand=hand, type="pay", payload__amount__gt=0)
+    assert pays.exists()
+    assert chips.reconcile_hand(hand=hand) == []  # every payment in the ledger, once
