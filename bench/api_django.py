@@ -85,4 +85,17 @@ def make_tables(prefix: str, tables: int, game: str, players: int) -> list[dict[
                               **partie_settings(game, players))
         hand = partie.hands.order_by("-number").first()
         out.append({"partie": partie, "hand": hand, "users": seated})
+    analyze()
     return out
+
+
+def analyze() -> None:
+    """Statistics for the rows just loaded, as a database in service has them (autovacuum
+    analyzes a table once enough of it changed, within a minute or so). Without them the
+    planner takes the freshly filled tables for nearly empty ones: a lookup of four wallets by
+    club read all the club's accounts, 1.4 ms instead of 0.1 at 5,000 accounts."""
+    from django.db import connection
+
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE")

@@ -140,7 +140,10 @@ class HandEvent(models.Model):
         TIMEOUT = "timeout"
         SERVICE = "service"
 
-    hand = models.ForeignKey(Hand, on_delete=models.PROTECT, related_name="events")
+    # No index of its own: the (hand, seq) unique constraint's index starts with the hand and
+    # serves every lookup by hand; a second one cost an index insert per event.
+    hand = models.ForeignKey(Hand, on_delete=models.PROTECT, related_name="events",
+                             db_index=False)
     seq = models.PositiveIntegerField()
     type = models.CharField(max_length=32)
     payload = models.JSONField()
