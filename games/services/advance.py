@@ -81,7 +81,8 @@ def apply_move(
     table: Table, hand: Hand, loaded: store.Loaded, seat: int, move: Move, by: str, *,
     actor: Any = None, command_id: Any = None, now: datetime,
 ) -> store.Loaded:
-    """Decide, append, post the chips; the caller holds the transaction and the hand's lock."""
+    """Decide, append, post the chips. The caller holds the transaction and the hand's lock,
+    or plays in one statement (``table.one_statement``): then chips to post stop it."""
     produced = loaded.game.decide(loaded.state, seat, move, by)
     sealed = store.append(hand, produced, prev_hash=loaded.last_hash, actor=actor,
                           command_id=command_id, at=now, pending=table.events)

@@ -97,8 +97,9 @@ def move_play(
 def _one_statement_possible() -> bool:
     # Outside a transaction only: inside one (a test, a script), the caller's transaction
     # must hold the whole command.
+    # With autocommit off the statement would not be a transaction by itself either.
     db = connections[DEFAULT_DB_ALIAS]
-    return db.vendor == "postgresql" and not db.in_atomic_block
+    return db.vendor == "postgresql" and not db.in_atomic_block and db.get_autocommit()
 
 
 def _in_one_statement(hand_id: uuid.UUID, user: AbstractBaseUser, move: Move, seq: int,
@@ -110,11 +111,14 @@ def _in_one_statement(hand_id: uuid.UUID, user: AbstractBaseUser, move: Move, se
     read, the write, COMMIT), and no row lock to write.
 
     The (hand, seq) unique constraint is the lock: if another command appended to the hand
-    since it was read, the statement fails and writes nothing. ``None`` whenever the answer
-    needs more: not the hand's current seq (a retry, a stale move), an illegal move (its
-    refusal), chips to post, the hand's end, or a statement refused by a constraint; the
-    caller then plays the command as always, in a transaction with the hand locked, which
-    gives the same answer it gave before this path existed."""
+    since it was read, the statement fails and writes nothing. That holds because every write
+    of a hand row appends an event after it (a move, a time-out, a deal), and because the
+    statement updates the hand row before it inserts (store._execute), so it waits for a
+    locked writer rather than deadlocking with it. ``None`` whenever the answer needs more:
+    not the hand's current seq (a retry, a stale move), no usable snapshot (a replay needs
+    the lock), an illegal move (its refusal), chips to post, the hand's end, or a statement
+    refused by a constraint; the caller then plays the command as always, in a transaction
+    with the hand locked, which gives the same answer it gave before this path existed."""
     try:
         hand, seats = store.read_hand(hand_id)
     except Hand.DoesNotExist:
@@ -123,7 +127,9 @@ def _in_one_statement(hand_id: uuid.UUID, user: AbstractBaseUser, move: Move, se
     seat = table.seat_of(user.pk)
     if seat is None or seq != hand.last_seq or hand.status == Hand.Status.OVER:
         return None
-    loaded = store.load(hand)
+    loaded = store.from_snapshot(hand)
+    if loaded is None:
+        return None
     first_new = hand.last_seq + 1
     try:
         loaded = apply_move(table, hand, loaded, seat, move, BY_PLAYER, actor=user,

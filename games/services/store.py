@@ -81,11 +81,16 @@ def hand_deck(hand: Hand) -> list[str]:
 
 def load(hand: Hand) -> Loaded:
     """The hand's state: its snapshot when it is the state at ``last_seq``, else a replay."""
+    return from_snapshot(hand) or replay(hand)
+
+
+def from_snapshot(hand: Hand) -> Loaded | None:
+    """The hand's state from its snapshot alone, or ``None`` if that is not the state at
+    ``last_seq`` (a reader without the hand's lock must not replay: the events it would read
+    may have moved on past the row it read)."""
     game = get_game(hand.partie.game)
     state = thaw(hand, game)
-    if state is None:
-        return replay(hand)
-    return Loaded(game=game, state=state, last_hash=hand.last_hash)
+    return None if state is None else Loaded(game=game, state=state, last_hash=hand.last_hash)
 
 
 def replay(hand: Hand) -> Loaded:
@@ -434,8 +439,12 @@ def _update_statement(instance: models.Model, names: Sequence[str]) -> _Statemen
 
 
 def _execute(statements: Sequence[_Statement]) -> None:
-    """Run the statements in order; on PostgreSQL in one, the first ones as common table
-    expressions of the last. An update must change its row."""
+    """Run the statements; an update must change its row. Elsewhere one after another, in
+    order; on PostgreSQL as one statement, the first ones as common table expressions of the
+    last. PostgreSQL then runs the last one first (data-modifying expressions that it does not
+    read run after it): a command's hand update, written last, takes the hand's row lock
+    before any of its events is inserted, so that a writer without the lock (moves.py, the
+    one-statement move) waits for a locked one instead of holding an event's key it waits on."""
     db = _db()
     runs = [(model, sql, params, sql.startswith("UPDATE")) for model, sql, params in statements]
     if db.vendor == "postgresql" and len(runs) > 1:
@@ -480,7 +489,7 @@ def instances(row: Sequence[Any], *of: type[models.Model]) -> list[Any]:
 
 
 @functools.lru_cache(maxsize=32)
-def _reader(vendor: str, model: type[models.Model]) -> tuple[list[str], list[Any]]:
+def _reader(vendor: str, model: type[models.Model]) -> tuple[tuple[str, ...], list[Any]]:
     """A model's attnames in column order, and the columns that need converting (index,
     column, converters): looked up once, not field by field at every row."""
     fields = model._meta.concrete_fields
@@ -489,7 +498,7 @@ def _reader(vendor: str, model: type[models.Model]) -> tuple[list[str], list[Any
         col, converters = _converters(vendor, field)
         if converters:
             converted.append((i, col, tuple(converters)))
-    return [f.attname for f in fields], converted
+    return tuple(f.attname for f in fields), converted
 
 
 def _cursor(db: Any) -> Any:

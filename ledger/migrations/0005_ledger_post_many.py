@@ -5,7 +5,8 @@ Profiled (bench/api_bench.md, third round), a game's batch (a hand's antes, its 
 1.5 to 2.7 ms: ``ledger_lock``, then both INSERTs sent as one query with a placeholder per
 value, which psycopg parses again at every call (a statement of that length is not cached) and
 PostgreSQL plans again. This function takes the batch as arrays (a statement whose text never
-changes, prepared once per connection) and runs ``ledger_post``'s steps for all of it:
+changes, so psycopg converts it once; the function's own statements keep their plans for the
+connection) and runs ``ledger_post``'s steps for all of it:
 
 1. the keys' locks, in hash order (as ``ledger_lock``);
 2. the accounts, locked in id order;

@@ -19,8 +19,9 @@ On PostgreSQL, an entry whose lines are known in advance (``entry_post``, ``tran
 ``buy_in``, ``cash_out`` of an amount, ``chips_grant``) is one statement, ``ledger_post``,
 without a savepoint: every check comes before the first write, so no statement fails and a
 refusal is raised in Python. ``entries_post`` writes a batch in one statement,
-``ledger_post_many`` (two when a key is already taken or a check refuses), also without a
-savepoint. The entries planned on the locked balances (``pay_what_you_have``, ``cash_out``
+``ledger_post_many``, also without a savepoint; when a key is already taken or a check
+refuses, that statement writes nothing and the Python path (locks, lookups, inserts)
+answers. The entries planned on the locked balances (``pay_what_you_have``, ``cash_out``
 of everything, ``entry_reverse``) keep a savepoint: two reversals of one entry under
 different keys are told apart by the unique index. SQLite runs the same steps in Python, one
 writer at a time. Under REPEATABLE READ or SERIALIZABLE the caller must retry on

@@ -8,17 +8,19 @@ transaction, or on SQLite, every move takes the transaction path (tests/games/te
 
 from __future__ import annotations
 
+import threading
+import time
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from django.db import connection
+from django.db import connection, connections, transaction
 from django.test.utils import CaptureQueriesContext
 
 from games.engine.base import Move
-from games.errors import IllegalMoveError
+from games.errors import IllegalMoveError, StaleSequence
 from games.models import Command, Hand, HandEvent, Partie
 from games.services import chips, deadline_fire, move_play, partie_start, store
 from tests.games.test_concurrency import _seed_with_an_announcement
@@ -158,3 +160,81 @@ def test_the_move_that_ends_the_hand_is_played_in_a_transaction_with_its_chips(p
     pays = HandEvent.objects.filter(hand=hand, type="pay", payload__amount__gt=0)
     assert pays.exists()
     assert chips.reconcile_hand(hand=hand) == []  # every payment in the ledger, once
+
+
+def test_a_move_racing_a_locked_writer_waits_for_it_then_loses_with_409(people, monkeypatch):
+    """The locked writer holds the hand's row: the one-statement move's update waits for it
+    (it runs before the statement's inserts, so neither holds what the other waits on), then
+    its event collides with the committed one and nothing of it is written."""
+    partie = _partie(people, SEED, monkeypatch)
+    hand = partie.hands.get()
+    users = {s.number: s.player for s in partie.seats.all()}
+    seat, move = _a_move_that_goes_on(hand)
+    seq = hand.last_seq
+    written, done = threading.Event(), threading.Event()
+    first = uuid.uuid4()
+
+    def locked_writer() -> None:
+        try:
+            with transaction.atomic():
+                move_play(hand_id=hand.id, user=users[seat], move=move, seq=seq,
+                          command_id=first, at=T0 + timedelta(seconds=1))
+                written.set()
+                time.sleep(0.5)  # holds the row (and its event's key) a while
+        finally:
+            done.set()
+            connections.close_all()
+
+    thread = threading.Thread(target=locked_writer)
+    thread.start()
+    assert written.wait(30)
+    began = time.monotonic()
+    with pytest.raises(StaleSequence) as lost:
+        move_play(hand_id=hand.id, user=users[seat], move=move, seq=seq,
+                  command_id=uuid.uuid4(), at=T0 + timedelta(seconds=1))
+    waited = time.monotonic() - began
+    thread.join(30)
+
+    assert done.is_set() and lost.value.status == 409
+    assert waited > 0.2  # it waited for the locked writer's commit
+    hand.refresh_from_db()
+    assert list(Command.objects.values_list("command_id", flat=True)) == [first]
+    assert not HandEvent.objects.filter(hand=hand).exclude(command_id=first).filter(
+        seq__gt=seq).exists()
+    assert store.load(hand).state == store.replay(hand).state
+
+
+def test_without_autocommit_the_move_is_played_in_the_callers_transaction(people,
+                                                                       monkeypatch):
+    partie = _partie(people, SEED, monkeypatch)
+    hand = partie.hands.get()
+    users = {s.number: s.player for s in partie.seats.all()}
+    seat, move = _a_move_that_goes_on(hand)
+    transaction.set_autocommit(False)
+    try:
+        with CaptureQueriesContext(connection) as queries:
+            move_play(hand_id=hand.id, user=users[seat], move=move, seq=hand.last_seq,
+                      command_id=uuid.uuid4(), at=T0 + timedelta(seconds=1))
+        transaction.commit()
+    finally:
+        transaction.set_autocommit(True)
+    reads = [q["sql"] for q in queries if q["sql"].startswith("SELECT h.")]
+    assert len(reads) == 1 and "FOR UPDATE" in reads[0]  # no attempt without the lock
+
+
+def test_a_hand_without_a_usable_snapshot_is_replayed_under_the_lock(people, monkeypatch):
+    partie = _partie(people, SEED, monkeypatch)
+    hand = partie.hands.get()
+    users = {s.number: s.player for s in partie.seats.all()}
+    seat, move = _a_move_that_goes_on(hand)
+    Hand.objects.filter(pk=hand.pk).update(snapshot=b"not a pickle")
+
+    with CaptureQueriesContext(connection) as queries:
+        played = move_play(hand_id=hand.id, user=users[seat], move=move, seq=hand.last_seq,
+                           command_id=uuid.uuid4(), at=T0 + timedelta(seconds=1))
+
+    reads = [q["sql"] for q in queries if q["sql"].startswith("SELECT h.")]
+    assert len(reads) == 2 and "FOR UPDATE" in reads[1]  # the attempt gave up, unreplayed
+    hand.refresh_from_db()
+    assert hand.last_seq == played.response["seq"]
+    assert store.load(hand).state == store.replay(hand).state
