@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from datetime import timedelta
 
@@ -17,6 +18,7 @@ from ledger.exceptions import (
     IdempotencyConflict,
     InsufficientChips,
     InvalidEntry,
+    LedgerError,
     UnbalancedEntry,
 )
 from ledger.models import Account, JournalEntry, Posting
@@ -597,3 +599,91 @@ def test_on_postgresql_a_refused_batch_writes_nothing_and_says_why(
         services.entries_post(entries=batch[:1])
     assert (balance(wallet_a), balance(wallet_b)) == (2, 3)
     assert not JournalEntry.objects.filter(idempotency_key=batch[1].idempotency_key).exists()
+
+
+def _batch_outcome(
+    batch: list[services.EntryRequest], at: object, accounts: list[Account]
+) -> tuple[object, ...]:
+    """What ``entries_post`` did, inside a savepoint rolled back after: the entries and their
+    postings with the balances they state, every account's balance; or the refusal."""
+    for account in accounts:
+        account.refresh_from_db()
+    sid = transaction.savepoint()
+    try:
+        written = services.entries_post(entries=batch, at=at)  # type: ignore[arg-type]
+        ids = [e.pk for e in written]
+        postings = Posting.objects.filter(entry__in=ids).select_related("entry")
+        return (
+            "written",
+            [(e.idempotency_key, e.club_key, e.memo, e.source) for e in written],
+            sorted(
+                (p.entry.idempotency_key, p.account_id, p.amount, p.balance_after)
+                for p in postings
+            ),
+            len({e.at for e in JournalEntry.objects.filter(pk__in=ids)}),
+            sorted(Account.objects.values_list("id", "balance")),
+            sorted((a.pk, a.balance) for a in accounts),
+        )
+    except LedgerError as error:
+        return ("refused", type(error).__name__, str(error))
+    finally:
+        transaction.savepoint_rollback(sid)
+
+
+@pytest.mark.postgres
+def test_on_postgresql_the_one_statement_batch_answers_as_the_python_path(
+    wallet_a: Account,
+    wallet_b: Account,
+    wallet_c: Account,
+    bank: Account,
+    pot: Account,
+    fund: Fund,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``ledger_post_many`` against write_many's Python path on 250 random batches (wallets,
+    pot and bank, accounts shared between entries, short funds, past and future times): the
+    same entries, postings, balances and refusals."""
+    from ledger.services import writer
+
+    fund(wallet_a, 10)
+    fund(wallet_b, 3)
+    accounts = [wallet_a, wallet_b, wallet_c, bank, pot]
+    rng = random.Random(4)
+    one_statement_path = writer._post_many
+    answered = []
+
+    def counted(batch: object, at: object) -> object:
+        written = one_statement_path(batch, at)  # type: ignore[arg-type]
+        answered.append(written is not None)
+        return written
+
+    outcomes_per_trial = []
+    for trial in range(250):
+        batch = []
+        for i in range(rng.randint(1, 4)):
+            payer, payee = rng.sample(accounts, 2)
+            amount = rng.randint(1, 8)
+            batch.append(
+                services.EntryRequest(
+                    postings=[(payer, -amount), (payee, amount)],
+                    memo=f"m{i}",
+                    source=f"s{trial}",
+                    idempotency_key=f"t{trial}-{i}",
+                )
+            )
+        at = None
+        if rng.random() < 0.3:
+            at = timezone.now() + timedelta(days=rng.choice([-1000, 1000]))
+        monkeypatch.setattr(writer, "_post_many", counted)
+        one_statement = _batch_outcome(batch, at, accounts)
+        monkeypatch.setattr(writer, "_post_many", lambda batch, at: None)
+        python = _batch_outcome(batch, at, accounts)
+        assert one_statement == python, trial
+        outcomes_per_trial.append(
+            one_statement[1] if one_statement[0] == "refused" else "written"
+        )
+    # The batches reached every answer: written, short of funds, and backdated.
+    assert {"written", "InsufficientChips", "BackdatedEntry"} <= set(outcomes_per_trial)
+    # And the function itself wrote the written ones (its refusals fell back to Python).
+    written = sum(1 for o in outcomes_per_trial if o == "written")
+    assert written > 50 and answered.count(True) == written
