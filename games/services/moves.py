@@ -78,10 +78,7 @@ def move_play(
         except RuleError as exc:
             raise IllegalMoveError(exc.message, rule=exc.rule) from None
         loaded = advance(table, hand, loaded, now=at)
-        response = {"hand": str(hand.id), "seq": hand.last_seq, "applied_from_seq": first_new,
-                    "next_hand": None}
-        command = {"command_id": command_id, "hand_id": hand.pk, "user_id": user.pk,
-                   "request": request, "response": response, "created_at": timezone.now()}
+        response, command = _answer(hand, first_new, user, command_id, request)
         # The Command row's primary key refuses an id that answers a move elsewhere (see
         # _answered_before): CommandConflict, and the whole move rolls back.
         if hand.status == Hand.Status.OVER:
@@ -94,10 +91,19 @@ def move_play(
         return MovePlayed(response=response, hand=hand, loaded=loaded, seat=seat)
 
 
+def _answer(hand: Hand, first_new: int, user: AbstractBaseUser, command_id: uuid.UUID,
+            request: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A played move's answer, and its Command row (which keeps the answer for a retry)."""
+    response = {"hand": str(hand.id), "seq": hand.last_seq, "applied_from_seq": first_new,
+                "next_hand": None}
+    command = {"command_id": command_id, "hand_id": hand.pk, "user_id": user.pk,
+               "request": request, "response": response, "created_at": timezone.now()}
+    return response, command
+
+
 def _one_statement_possible() -> bool:
-    # Outside a transaction only: inside one (a test, a script), the caller's transaction
-    # must hold the whole command.
-    # With autocommit off the statement would not be a transaction by itself either.
+    # Outside a transaction only: inside one (a test, a script) the caller's transaction must
+    # hold the whole command, and with autocommit off a statement is no transaction by itself.
     db = connections[DEFAULT_DB_ALIAS]
     return db.vendor == "postgresql" and not db.in_atomic_block and db.get_autocommit()
 
@@ -137,10 +143,7 @@ def _in_one_statement(hand_id: uuid.UUID, user: AbstractBaseUser, move: Move, se
         loaded = advance(table, hand, loaded, now=at)
     except (RuleError, NeedsTransaction):
         return None
-    response = {"hand": str(hand.id), "seq": hand.last_seq, "applied_from_seq": first_new,
-                "next_hand": None}
-    command = {"command_id": command_id, "hand_id": hand.pk, "user_id": user.pk,
-               "request": request, "response": response, "created_at": timezone.now()}
+    response, command = _answer(hand, first_new, user, command_id, request)
     try:
         store.save(hand, loaded, pending=table.events, command=command)
     except (StaleSequence, CommandConflict):
