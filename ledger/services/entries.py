@@ -61,8 +61,9 @@ def entries_post(
     """Post many entries at once, all or nothing, in order: e.g. every payment of a move.
 
     Each behaves as ``entry_post`` would (idempotent per key, funds checked on the balances the
-    earlier entries of the batch leave), but the whole batch costs two statements on
-    PostgreSQL (locks and lookups, then the inserts). Returns the entries in the order asked.
+    earlier entries of the batch leave), but the whole batch is one statement on PostgreSQL
+    (``ledger_post_many``; after a refusal or for a retried key, the locks and lookups, then
+    the inserts). Returns the entries in the order asked.
     """
     alone = not connection.in_atomic_block
     try:
