@@ -51,6 +51,9 @@ class Table:
     #: what would run on commit waits in ``after`` until that statement has run.
     one_statement: bool = False
     after: list[Callable[[], None]] = field(default_factory=list)
+    #: The command that ended the hand also dealt the next one (moves._deal_at_once): the
+    #: next-hand timer queued by the hand's end has nothing left to do and is not queued.
+    next_hand_dealt: bool = False
 
     def on_commit(self, callback: Callable[[], None]) -> None:
         if self.one_statement:
@@ -195,7 +198,8 @@ def _finish(table: Table, hand: Hand, loaded: store.Loaded, *, now: datetime) ->
     def schedule() -> None:
         from games.tasks import schedule_next_hand
 
-        schedule_next_hand(partie_id=partie_id, at=at)
+        if not table.next_hand_dealt:
+            schedule_next_hand(partie_id=partie_id, at=at)
 
     table.on_commit(schedule)
 

@@ -170,7 +170,10 @@ def _deal_at_once(table: Table, at: datetime) -> dict[str, Any] | None:
         logger.exception("dealing the next hand of partie %s failed; left to the timer",
                          table.partie.pk)
         return None
-    return None if dealt is None else store.hand_ref(dealt.pk, dealt.number)
+    if dealt is None:
+        return None
+    table.next_hand_dealt = True
+    return store.hand_ref(dealt.pk, dealt.number)
 
 
 def _answered_before(hand: Hand, request: dict[str, Any], user: AbstractBaseUser,

@@ -215,3 +215,49 @@ def test_a_retried_move_answers_the_hand_as_it_is_now_with_its_next_hand(people)
     assert again.json()["command"] == first.json()["command"]  # the stored first answer
     assert again.json()["status"] == "over"
     assert again.json()["next_hand"] == {"id": str(second.id), "number": 2}
+
+
+def _next_hand_timers(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    queued: list[Any] = []
+    monkeypatch.setattr("games.tasks.schedule_next_hand",
+                        lambda *, partie_id, at: queued.append(partie_id))
+    return queued
+
+
+def test_a_next_hand_dealt_by_the_ending_move_queues_no_next_hand_timer(
+        people, monkeypatch, django_capture_on_commit_callbacks):
+    partie, users = _partie(people, pause=0)
+    queued = _next_hand_timers(monkeypatch)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        played = _play_to_end(partie.hands.get(), users, random.Random(1))
+
+    assert played.response["next_hand"] is not None
+    assert queued == []  # the timer would only have found the hand dealt
+
+
+def test_a_failed_deal_still_queues_the_next_hand_timer(
+        people, monkeypatch, django_capture_on_commit_callbacks):
+    partie, users = _partie(people, pause=0)
+    queued = _next_hand_timers(monkeypatch)
+
+    def broken(**kwargs: Any) -> None:
+        raise RuntimeError("the deal broke")
+
+    monkeypatch.setattr("games.services.moves.partie_tick", broken)
+    with django_capture_on_commit_callbacks(execute=True):
+        played = _play_to_end(partie.hands.get(), users, random.Random(6))
+
+    assert played.response["next_hand"] is None
+    assert queued == [partie.pk]
+
+
+def test_with_a_pause_the_hand_end_queues_the_next_hand_timer(
+        people, monkeypatch, django_capture_on_commit_callbacks):
+    partie, users = _partie(people, pause=5)
+    queued = _next_hand_timers(monkeypatch)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        _play_to_end(partie.hands.get(), users, random.Random(2))
+
+    assert queued == [partie.pk]
