@@ -192,7 +192,7 @@ def _finish(table: Table, hand: Hand, loaded: store.Loaded, *, now: datetime) ->
     if partie.game == "comet":
         partie.comet_played_last = bool(loaded.game.comet_played(loaded.state))  # type: ignore[attr-defined]
     partie.next_hand_at = now + partie.pause_between_hands
-    partie.save(update_fields=["comet_played_last", "next_hand_at"])
+    store.update(partie, ["comet_played_last", "next_hand_at"])
     partie_id, at = partie.pk, partie.next_hand_at
 
     def schedule() -> None:
