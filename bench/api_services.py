@@ -12,8 +12,9 @@ lock and read the hand with its partie and seats, take its state from the snapsh
 row, decide, seal the events, post chips, let forced moves play, set the deadline, then write
 the events, the hand row with its new snapshot and the command). A finished hand's successor
 is dealt by the command that ended the hand (no pause between hands), so it is timed with the
-moves; when that new hand ends at its deal (a forced announcement), the one after is dealt with
-``partie_tick``, as the timer would (timed apart, not counted as moves). The eventsourcing side: an
+moves, and so are the ones after it while each new hand ends at its deal (a forced
+announcement), up to ``moves.CHAINED_DEALS``; beyond, the next is dealt with ``partie_tick``,
+as the timer would (timed apart, not counted as moves). The eventsourcing side: an
 ``Application`` with one aggregate per table, one event (the move) per command,
 ``app.save``; the aggregate is replaced by a new one every ``--es-stream`` events, like a
 hand's stream. Two variants: ``append`` (the aggregate stays in memory: one append per
@@ -55,14 +56,20 @@ class Services:
         from django.utils import timezone
 
         from games.models import Hand
+        from games.selectors import next_hand_of
         from games.services import move_play, partie_tick, store
 
         t = self.tables[self.i % len(self.tables)]
         self.i += 1
         hand = Hand.objects.select_related("partie", "secret").get(pk=t["hand"].pk)
         if hand.status == Hand.Status.OVER:
-            # Its next hand was not dealt with it (that hand ended at its deal, a forced
-            # announcement): the timer's work, done here.
+            # This hand ended at its deal (a forced announcement). The command that dealt it
+            # dealt the next ones too, up to moves.CHAINED_DEALS; beyond, the timer deals,
+            # done (and timed) here.
+            following = next_hand_of(hand)
+            if following is not None:
+                t["hand"] = Hand(pk=following["id"])
+                return
             began = time.perf_counter()
             self.prof and self.prof.enable()
             new = partie_tick(partie_id=hand.partie_id, at=timezone.now())
@@ -174,12 +181,17 @@ class InProcessHttp:
         from django.utils import timezone
 
         from games.models import Hand
+        from games.selectors import next_hand_of
         from games.services import partie_tick, store
 
         t = self.tables[self.i % len(self.tables)]
         self.i += 1
         hand = Hand.objects.select_related("partie", "secret").get(pk=t["hand"].pk)
-        if hand.status == Hand.Status.OVER:  # the next hand ended at its deal: the timer's work
+        if hand.status == Hand.Status.OVER:  # it ended at its deal: its successor, or the timer's
+            following = next_hand_of(hand)
+            if following is not None:
+                t["hand"] = Hand(pk=following["id"])
+                return
             self.prof and self.prof.enable()
             t["hand"] = partie_tick(partie_id=hand.partie_id, at=timezone.now())
             self.prof and self.prof.disable()

@@ -28,6 +28,9 @@ from .parties import partie_tick
 
 logger = logging.getLogger(__name__)
 
+#: Hands one command may deal in a row at zero pause, while each ends at its deal.
+CHAINED_DEALS = 4
+
 
 def _locked_table(hand_id: Any) -> tuple[Hand, Table]:
     """The hand, locked, and its table (partie and seats), read once for the whole command.
@@ -158,22 +161,32 @@ def _deal_at_once(table: Table, at: datetime) -> dict[str, Any] | None:
     the last one (as a table without delays plays a forced move at once), so that the players
     learn it from the answer instead of asking until a timer has dealt it. The id and number
     of that hand, or ``None``: a pause to wait (the timer deals), or the partie is over (its
-    end condition was met, and this command closed it). One hand only: if the new hand ends at
-    its deal (a forced announcement), the timer deals the next one, as after any pause."""
+    end condition was met, and this command closed it).
+
+    A new hand that ends at its deal (a forced announcement, a table of bots) is followed at
+    once by the next, up to ``CHAINED_DEALS`` hands in one command; the finished hand's view
+    then names its successor, and nobody waits for a timer. Past that bound, or after a deal
+    that failed, the timer queued by the last hand's end deals the next."""
     if table.partie.pause_between_hands:
         return None
-    try:
-        dealt = partie_tick(partie_id=table.partie.pk, at=at)  # its own savepoint
-    except Exception:
-        # The hand's end must not depend on the next deal: that is rolled back alone, and
-        # the timer (scheduled when the hand ended) or the sweeper deals it again.
-        logger.exception("dealing the next hand of partie %s failed; left to the timer",
-                         table.partie.pk)
-        return None
-    if dealt is None:
-        return None
-    table.next_hand_dealt = True
-    return store.hand_ref(dealt.pk, dealt.number)
+    first = None
+    for _ in range(CHAINED_DEALS):
+        try:
+            dealt = partie_tick(partie_id=table.partie.pk, at=at)  # its own savepoint
+        except Exception:
+            # The hand's end must not depend on the next deal: that is rolled back alone, and
+            # the timer (scheduled when the hand ended) or the sweeper deals it again.
+            logger.exception("dealing the next hand of partie %s failed; left to the timer",
+                             table.partie.pk)
+            break
+        if dealt is None:
+            break
+        if first is None:
+            first = dealt
+            table.next_hand_dealt = True
+        if dealt.status != Hand.Status.OVER:
+            break
+    return None if first is None else store.hand_ref(first.pk, first.number)
 
 
 def _answered_before(hand: Hand, request: dict[str, Any], user: AbstractBaseUser,

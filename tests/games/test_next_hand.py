@@ -3,6 +3,7 @@ hands, and named to the players (the move's answer, the finished hand's view) on
 
 from __future__ import annotations
 
+import hashlib
 import random
 import uuid
 from datetime import UTC, datetime, timedelta
@@ -11,7 +12,9 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from games.engine.base import Move
+from games.engine.base import BY_FORCED, Move
+from games.engine.deal import commitment, deal_from_seed
+from games.engine.registry import get_game
 from games.models import Command, Hand, Partie
 from games.selectors import hand_view, hand_view_by_id
 from games.services import MovePlayed, deadline_fire, move_play, partie_start, partie_tick, store
@@ -260,4 +263,58 @@ def test_with_a_pause_the_hand_end_queues_the_next_hand_timer(
     with django_capture_on_commit_callbacks(execute=True):
         _play_to_end(partie.hands.get(), users, random.Random(2))
 
+    assert queued == [partie.pk]
+
+
+def _plays_out_at_its_deal(seed: str, dealer: int, n: int = 4) -> bool:
+    """Whether a Ma commère hand dealt from ``seed`` ends at its deal: every decision up to its
+    end is a forced one (a compulsory announcement)."""
+    game = get_game("commere")
+    deck, _ = deal_from_seed("commere", seed, n)
+    events = game.begin(deck=deck, dealer=dealer,
+                        seats=[{"seat": s, "player": f"p{s}"} for s in range(n)],
+                        options=game.normalise_options({}), pot_before=0,
+                        chips_before={str(s): 100 for s in range(n)},
+                        commitment=commitment(seed))
+    state = game.replay(deck, events)
+    for _ in range(50):
+        if game.is_over(state):
+            return True
+        seat = game.to_act(state)[0]
+        legal = game.legal_moves(state)[seat]
+        if len(legal) != 1:
+            return False
+        for event in game.decide(state, seat, legal[0], BY_FORCED):
+            state = game.apply(state, event)
+    return False
+
+
+def test_a_next_hand_that_ends_at_its_deal_is_followed_at_once_by_the_one_after(
+        people, monkeypatch, django_capture_on_commit_callbacks):
+    seeds = (hashlib.sha256(f"chain-{i}".encode()).hexdigest() for i in range(10_000))
+    first = next(s for s in seeds if not _plays_out_at_its_deal(s, deal_from_seed(
+        "commere", s, 4)[1]))
+    dealer = deal_from_seed("commere", first, 4)[1]
+    second = next(s for s in seeds if _plays_out_at_its_deal(s, (dealer + 1) % 4))
+    third = next(s for s in seeds if not _plays_out_at_its_deal(s, (dealer + 2) % 4))
+    chosen = iter([first, second, third])
+    monkeypatch.setattr("games.services.parties.new_seed", lambda: next(chosen))
+    partie = partie_start(game="commere", players=people, options={"rounds": 5}, buy_in=100,
+                          at=T0, forced_move_delay=timedelta(0), comet_window=timedelta(0),
+                          pause_between_hands=timedelta(0), move_timeout=timedelta(seconds=30))
+    users = {s.number: s.player for s in partie.seats.all()}
+    queued = _next_hand_timers(monkeypatch)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        played = _play_to_end(partie.hands.get(number=1), users, random.Random(3))
+
+    hands = {h.number: h for h in partie.hands.all()}
+    assert played.response["next_hand"] == {"id": str(hands[2].id), "number": 2}
+    assert hands[2].status == Hand.Status.OVER  # it ended at its deal...
+    assert hands[3].status == Hand.Status.PLAYING  # ...and the same command dealt the next
+    assert hand_view(hand=hands[2], user=users[0])["next_hand"] == {
+        "id": str(hands[3].id), "number": 3}
+    assert trial_balance(club_key=partie.club_key).total == 0
+    # Hand 2's end still queued its timer (it finds hand 3 dealt and does nothing); hand 1's
+    # did not.
     assert queued == [partie.pk]
