@@ -37,6 +37,7 @@ def ours(worker: int, tables: int, start_at: float, duration: float, seed: int,
     from django.utils import timezone
 
     from games.models import Hand
+    from games.selectors import next_hand_of
     from games.services import move_play, partie_tick, store
 
     made = make_tables(f"c{worker}x{uuid.uuid4().hex[:6]}", tables, "commere", 4)
@@ -54,11 +55,15 @@ def ours(worker: int, tables: int, start_at: float, duration: float, seed: int,
         k = i % len(made)
         i += 1
         hand, loaded = state[k]
-        if hand.status == Hand.Status.OVER:  # its next hand was not dealt with it
-            new = partie_tick(partie_id=hand.partie_id, at=timezone.now())
-            if new is None:
-                continue
-            hand, _ = store.read_hand(new.pk)
+        if hand.status == Hand.Status.OVER:  # it ended at its deal: its successor was dealt
+            following = next_hand_of(hand)  # with it (up to moves.CHAINED_DEALS), else the
+            new_id = following["id"] if following else None  # timer's work, done here
+            if new_id is None:
+                dealt = partie_tick(partie_id=hand.partie_id, at=timezone.now())
+                if dealt is None:
+                    continue
+                new_id = dealt.pk
+            hand, _ = store.read_hand(new_id)
             state[k] = [hand, store.load(hand)]
             deals_read += 1
             continue
