@@ -55,9 +55,11 @@ def ours(worker: int, tables: int, start_at: float, duration: float, seed: int,
         k = i % len(made)
         i += 1
         hand, loaded = state[k]
-        if hand.status == Hand.Status.OVER:  # it ended at its deal: its successor was dealt
-            following = next_hand_of(hand)  # with it (up to moves.CHAINED_DEALS), else the
-            new_id = following["id"] if following else None  # timer's work, done here
+        if hand.status == Hand.Status.OVER:
+            # It ended at its deal: its successor was dealt with it (up to
+            # moves.CHAINED_DEALS); else the timer's work, done here.
+            following = next_hand_of(hand)
+            new_id = following["id"] if following else None
             if new_id is None:
                 dealt = partie_tick(partie_id=hand.partie_id, at=timezone.now())
                 if dealt is None:

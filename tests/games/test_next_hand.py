@@ -17,7 +17,16 @@ from games.engine.deal import commitment, deal_from_seed
 from games.engine.registry import get_game
 from games.models import Command, Hand, Partie
 from games.selectors import hand_view, hand_view_by_id
-from games.services import MovePlayed, deadline_fire, move_play, partie_start, partie_tick, store
+from games.services import (
+    MovePlayed,
+    chips,
+    deadline_fire,
+    move_play,
+    partie_start,
+    partie_tick,
+    parties,
+    store,
+)
 from ledger.selectors import trial_balance
 
 pytestmark = pytest.mark.django_db
@@ -289,20 +298,40 @@ def _plays_out_at_its_deal(seed: str, dealer: int, n: int = 4) -> bool:
     return False
 
 
-def test_a_next_hand_that_ends_at_its_deal_is_followed_at_once_by_the_one_after(
-        people, monkeypatch, django_capture_on_commit_callbacks):
-    seeds = (hashlib.sha256(f"chain-{i}".encode()).hexdigest() for i in range(10_000))
-    first = next(s for s in seeds if not _plays_out_at_its_deal(s, deal_from_seed(
-        "commere", s, 4)[1]))
-    dealer = deal_from_seed("commere", first, 4)[1]
-    second = next(s for s in seeds if _plays_out_at_its_deal(s, (dealer + 1) % 4))
-    third = next(s for s in seeds if not _plays_out_at_its_deal(s, (dealer + 2) % 4))
-    chosen = iter([first, second, third])
+def _seeds(pattern: list[bool]) -> list[str]:
+    """One seed per hand, the dealer moving on by one: True for a hand that ends at its deal."""
+    candidates = (hashlib.sha256(f"chain-{i}".encode()).hexdigest() for i in range(100_000))
+    chosen: list[str] = []
+    dealer: int | None = None
+    for at_deal in pattern:
+        for seed in candidates:
+            d = deal_from_seed("commere", seed, 4)[1] if dealer is None else (dealer + 1) % 4
+            if _plays_out_at_its_deal(seed, d) == at_deal:
+                chosen.append(seed)
+                dealer = d
+                break
+    return chosen
+
+
+def _chained_partie(people: list[Any], monkeypatch: pytest.MonkeyPatch,
+                    pattern: list[bool]) -> tuple[Partie, dict[int, Any]]:
+    chosen = iter(_seeds(pattern))
     monkeypatch.setattr("games.services.parties.new_seed", lambda: next(chosen))
-    partie = partie_start(game="commere", players=people, options={"rounds": 5}, buy_in=100,
+    partie = partie_start(game="commere", players=people, options={"rounds": 10}, buy_in=100,
                           at=T0, forced_move_delay=timedelta(0), comet_window=timedelta(0),
                           pause_between_hands=timedelta(0), move_timeout=timedelta(seconds=30))
-    users = {s.number: s.player for s in partie.seats.all()}
+    return partie, {s.number: s.player for s in partie.seats.all()}
+
+
+def _books_balance(partie: Partie) -> None:
+    assert trial_balance(club_key=partie.club_key).total == 0
+    for hand in partie.hands.all():
+        assert chips.reconcile_hand(hand=hand) == []  # every payment once, none left over
+
+
+def test_a_next_hand_that_ends_at_its_deal_is_followed_at_once_by_the_one_after(
+        people, monkeypatch, django_capture_on_commit_callbacks):
+    partie, users = _chained_partie(people, monkeypatch, [False, True, False])
     queued = _next_hand_timers(monkeypatch)
 
     with django_capture_on_commit_callbacks(execute=True):
@@ -314,7 +343,53 @@ def test_a_next_hand_that_ends_at_its_deal_is_followed_at_once_by_the_one_after(
     assert hands[3].status == Hand.Status.PLAYING  # ...and the same command dealt the next
     assert hand_view(hand=hands[2], user=users[0])["next_hand"] == {
         "id": str(hands[3].id), "number": 3}
-    assert trial_balance(club_key=partie.club_key).total == 0
+    _books_balance(partie)
     # Hand 2's end still queued its timer (it finds hand 3 dealt and does nothing); hand 1's
     # did not.
     assert queued == [partie.pk]
+
+
+def test_a_chain_of_hands_ending_at_their_deal_stops_at_its_bound_and_the_timer_deals_on(
+        people, monkeypatch, django_capture_on_commit_callbacks):
+    partie, users = _chained_partie(people, monkeypatch, [False, True, True, True, True, False])
+    queued = _next_hand_timers(monkeypatch)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        played = _play_to_end(partie.hands.get(number=1), users, random.Random(3))
+
+    hands = {h.number: h for h in partie.hands.all()}
+    assert sorted(hands) == [1, 2, 3, 4, 5]  # CHAINED_DEALS hands after the first
+    assert all(hands[n].status == Hand.Status.OVER for n in (2, 3, 4, 5))
+    assert played.response["next_hand"]["number"] == 2
+    assert len(queued) == 4  # one per chained hand's end: the last one's deals hand 6
+    _books_balance(partie)
+    sixth = partie_tick(partie_id=partie.pk, at=T0 + timedelta(seconds=2))  # that timer
+    assert sixth is not None and sixth.number == 6 and sixth.status == Hand.Status.PLAYING
+
+
+def test_a_chained_deal_that_fails_is_rolled_back_alone_and_the_timer_deals_it(
+        people, monkeypatch, django_capture_on_commit_callbacks):
+    # A fourth seed: the failed deal of hand 3 drew one.
+    partie, users = _chained_partie(people, monkeypatch, [False, True, False, False])
+    queued = _next_hand_timers(monkeypatch)
+    real_advance = parties.advance
+    deals = []
+
+    def second_deal_breaks(*args: Any, **kwargs: Any) -> Any:
+        deals.append(1)
+        if len(deals) == 2:  # hand 3's deal, after its antes were posted
+            raise RuntimeError("the deal broke")
+        return real_advance(*args, **kwargs)
+
+    monkeypatch.setattr(parties, "advance", second_deal_breaks)
+    with django_capture_on_commit_callbacks(execute=True):
+        played = _play_to_end(partie.hands.get(number=1), users, random.Random(3))
+
+    hands = {h.number: h for h in partie.hands.all()}
+    assert sorted(hands) == [1, 2] and hands[2].status == Hand.Status.OVER
+    assert played.response["next_hand"]["number"] == 2
+    assert queued == [partie.pk]  # hand 2's timer, for the deal that failed
+    _books_balance(partie)  # hand 3's antes went with its deal
+    monkeypatch.setattr(parties, "advance", real_advance)
+    third = partie_tick(partie_id=partie.pk, at=T0 + timedelta(seconds=2))
+    assert third is not None and third.number == 3
