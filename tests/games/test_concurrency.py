@@ -151,19 +151,26 @@ def _seed_with_an_announcement(n: int) -> str:
     raise AssertionError("no seed among those tried ends with an announcement")
 
 
+def _fire_until_the_announcement(hand: Hand) -> tuple[int, datetime]:
+    """Let the timers play ``hand`` (refreshed) until its awaited seat's only move is to
+    announce; that seat, and the clock then."""
+    clock = T0
+    seat, legal = _pending(hand)
+    while legal != [Move("announce")]:
+        clock = max(clock, hand.deadline) + timedelta(seconds=1)
+        assert deadline_fire(hand_id=hand.id, seq=hand.last_seq, at=clock)
+        hand.refresh_from_db()
+        seat, legal = _pending(hand)
+    return seat, clock
+
+
 def test_fifty_moves_racing_the_move_that_ends_the_hand_all_lose_with_409(people, monkeypatch):
     seed = _seed_with_an_announcement(4)
     monkeypatch.setattr("games.services.parties.new_seed", lambda: seed)
     partie = _commere_partie(people)
     hand = partie.hands.get()
     users = {s.number: s.player for s in partie.seats.all()}
-    clock = T0
-    seat, legal = _pending(hand)
-    while legal != [Move("announce")]:  # the timers play on until the announcement is due
-        clock = max(clock, hand.deadline) + timedelta(seconds=1)
-        assert deadline_fire(hand_id=hand.id, seq=hand.last_seq, at=clock)
-        hand.refresh_from_db()
-        seat, legal = _pending(hand)
+    seat, clock = _fire_until_the_announcement(hand)
     seq = hand.last_seq
     ids = [uuid.uuid4() for _ in range(SUBMITTERS)]
 

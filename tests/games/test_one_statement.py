@@ -22,8 +22,11 @@ from django.test.utils import CaptureQueriesContext
 from games.engine.base import Move
 from games.errors import IllegalMoveError, StaleSequence
 from games.models import Command, Hand, HandEvent, Partie
-from games.services import chips, deadline_fire, move_play, partie_start, store
-from tests.games.test_concurrency import _seed_with_an_announcement
+from games.services import chips, move_play, partie_start, store
+from tests.games.test_concurrency import (
+    _fire_until_the_announcement,
+    _seed_with_an_announcement,
+)
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -55,11 +58,18 @@ def _a_move_that_goes_on(hand: Hand) -> tuple[int, Move]:
     return seat, goes_on[0]
 
 
-def test_a_usual_move_is_a_read_and_one_statement(people, monkeypatch):
-    partie = _partie(people, SEED, monkeypatch)
-    hand = partie.hands.get()
-    users = {s.number: s.player for s in partie.seats.all()}
+def _first_decision(people: Sequence[Any], monkeypatch: pytest.MonkeyPatch
+                    ) -> tuple[Hand, dict[int, Any], int, Move]:
+    """A partie's first hand (fixed seed), its players by seat, and a move for the awaited
+    seat that does not end the hand."""
+    hand = _partie(people, SEED, monkeypatch).hands.get()
+    users = {s.number: s.player for s in hand.partie.seats.all()}
     seat, move = _a_move_that_goes_on(hand)
+    return hand, users, seat, move
+
+
+def test_a_usual_move_is_a_read_and_one_statement(people, monkeypatch):
+    hand, users, seat, move = _first_decision(people, monkeypatch)
     seq, command_id = hand.last_seq, uuid.uuid4()
 
     with CaptureQueriesContext(connection) as queries:
@@ -83,10 +93,7 @@ def test_a_usual_move_is_a_read_and_one_statement(people, monkeypatch):
 
 def test_the_deadline_is_scheduled_once_the_statement_has_written_the_move(people,
                                                                           monkeypatch):
-    partie = _partie(people, SEED, monkeypatch)
-    hand = partie.hands.get()
-    users = {s.number: s.player for s in partie.seats.all()}
-    seat, move = _a_move_that_goes_on(hand)
+    hand, users, seat, move = _first_decision(people, monkeypatch)
     scheduled: list[tuple[Any, int, bool]] = []
 
     def schedule_deadline(*, hand_id: Any, seq: int, at: datetime) -> None:
@@ -119,10 +126,7 @@ def test_an_illegal_move_is_refused_with_its_rule_and_writes_nothing(people, mon
 
 
 def test_a_retried_command_gets_its_first_answer_and_appends_nothing(people, monkeypatch):
-    partie = _partie(people, SEED, monkeypatch)
-    hand = partie.hands.get()
-    users = {s.number: s.player for s in partie.seats.all()}
-    seat, move = _a_move_that_goes_on(hand)
+    hand, users, seat, move = _first_decision(people, monkeypatch)
     seq, command_id = hand.last_seq, uuid.uuid4()
     first = move_play(hand_id=hand.id, user=users[seat], move=move, seq=seq,
                       command_id=command_id, at=T0 + timedelta(seconds=1))
@@ -140,13 +144,7 @@ def test_the_move_that_ends_the_hand_is_played_in_a_transaction_with_its_chips(p
     partie = _partie(people, _seed_with_an_announcement(4), monkeypatch)
     hand = partie.hands.get()
     users = {s.number: s.player for s in partie.seats.all()}
-    clock = T0
-    seat, legal = _awaited(hand)
-    while legal != [Move("announce")]:  # the timers play on until the announcement is due
-        clock = max(clock, hand.deadline) + timedelta(seconds=1)
-        assert deadline_fire(hand_id=hand.id, seq=hand.last_seq, at=clock)
-        hand.refresh_from_db()
-        seat, legal = _awaited(hand)
+    seat, clock = _fire_until_the_announcement(hand)
 
     with CaptureQueriesContext(connection) as queries:
         played = move_play(hand_id=hand.id, user=users[seat], move=Move("announce"),
@@ -166,10 +164,7 @@ def test_a_move_racing_a_locked_writer_waits_for_it_then_loses_with_409(people, 
     """The locked writer holds the hand's row: the one-statement move's update waits for it
     (it runs before the statement's inserts, so neither holds what the other waits on), then
     its event collides with the committed one and nothing of it is written."""
-    partie = _partie(people, SEED, monkeypatch)
-    hand = partie.hands.get()
-    users = {s.number: s.player for s in partie.seats.all()}
-    seat, move = _a_move_that_goes_on(hand)
+    hand, users, seat, move = _first_decision(people, monkeypatch)
     seq = hand.last_seq
     written, done = threading.Event(), threading.Event()
     first = uuid.uuid4()
@@ -206,10 +201,7 @@ def test_a_move_racing_a_locked_writer_waits_for_it_then_loses_with_409(people, 
 
 def test_without_autocommit_the_move_is_played_in_the_callers_transaction(people,
                                                                        monkeypatch):
-    partie = _partie(people, SEED, monkeypatch)
-    hand = partie.hands.get()
-    users = {s.number: s.player for s in partie.seats.all()}
-    seat, move = _a_move_that_goes_on(hand)
+    hand, users, seat, move = _first_decision(people, monkeypatch)
     transaction.set_autocommit(False)
     try:
         with CaptureQueriesContext(connection) as queries:
@@ -223,10 +215,7 @@ def test_without_autocommit_the_move_is_played_in_the_callers_transaction(people
 
 
 def test_a_hand_without_a_usable_snapshot_is_replayed_under_the_lock(people, monkeypatch):
-    partie = _partie(people, SEED, monkeypatch)
-    hand = partie.hands.get()
-    users = {s.number: s.player for s in partie.seats.all()}
-    seat, move = _a_move_that_goes_on(hand)
+    hand, users, seat, move = _first_decision(people, monkeypatch)
     Hand.objects.filter(pk=hand.pk).update(snapshot=b"not a pickle")
 
     with CaptureQueriesContext(connection) as queries:
