@@ -6,9 +6,11 @@
 ``moves``: one task per table plays its hands as the people seated there, as a person's client
 would: read the hand as the awaited player (GET /api/hands/<id>/), choose one of his legal moves
 at random, POST it to /api/hands/<id>/moves; the answer is the mover's view, so the next GET is
-skipped when the same player moves again. When a hand ends, the answer names the next hand (a
-partie without a pause between hands deals it in the command that ended the last one); without
-it the task asks the finished hand until it names the next one.
+skipped when the same player moves again. Every view names the awaited seat (public), so a
+task asks as that seat; only a new hand's first GET is made as seat 0, not knowing who opens.
+When a hand ends, the answer names the next hand (a partie without a pause between hands deals
+it in the command that ended the last one); without it the task asks the finished hand until it
+names the next one.
 
 ``trivial``: ``--clients`` tasks POST /bench/trivial/ (one row inserted per request).
 
@@ -122,6 +124,11 @@ async def next_hand(http: aiohttp.ClientSession, rec: Recorder, base: str, table
     return None
 
 
+def _next_to_ask(view: dict | None, asked: set[int], seats: int) -> int | None:
+    awaited = list(view["to_act"]) if view is not None and view["to_act"] else []
+    return next((s for s in [*awaited, *range(seats)] if s not in asked), None)
+
+
 async def table_loop(http: aiohttp.ClientSession, rec: Recorder, base: str, table: dict,
                      rng: random.Random, interval: float, stop: float) -> None:
     seats = table["seats"]
@@ -140,9 +147,12 @@ async def table_loop(http: aiohttp.ClientSession, rec: Recorder, base: str, tabl
         if view is not None and view["your_seat"] in view["to_act"] and view["legal_moves"]:
             actor = view
         else:
-            candidates = list(view["to_act"]) if view is not None and view["to_act"] else []
-            candidates += [s for s in range(len(seats)) if s not in candidates]
-            for seat in candidates:
+            # Ask as the seat the last view says is awaited (whose turn it is is public), else
+            # as the first seat not asked yet; each answer names the awaited seat again.
+            asked: set[int] = set()
+            seat: int | None = _next_to_ask(view, asked, len(seats))
+            while seat is not None:
+                asked.add(seat)
                 status, v = await call(http, rec, "hand_get", "GET", f"{base}/api/hands/{hand}/",
                                        seats[seat]["session"])
                 if status != 200:
@@ -153,6 +163,7 @@ async def table_loop(http: aiohttp.ClientSession, rec: Recorder, base: str, tabl
                 if v["status"] == "over" or (v["your_seat"] in v["to_act"] and v["legal_moves"]):
                     actor = v
                     break
+                seat = _next_to_ask(v, asked, len(seats))
         if actor is None or actor["status"] == "over":
             if actor is None:
                 view = None

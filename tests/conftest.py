@@ -38,3 +38,14 @@ def organiser(django_user_model: Any) -> Any:
 @pytest.fixture
 def outsider(django_user_model: Any) -> Any:
     return django_user_model.objects.create_user("oscar", password="pw-oscar-123")
+
+
+@pytest.fixture(autouse=True)
+def _no_recent_hands() -> Any:
+    """Each test starts without the hands an earlier test's moves left in this process's memory
+    (games/services/recent.py): a hand is only ever its own test's."""
+    from games.services import recent
+
+    recent.hands.clear()
+    yield
+    recent.hands.clear()

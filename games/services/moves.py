@@ -22,7 +22,7 @@ from games.errors import (
 )
 from games.models import Command, Hand, Partie
 
-from . import store
+from . import recent, store
 from .advance import NeedsTransaction, Table, advance, apply_move, fire
 from .parties import partie_tick
 
@@ -108,7 +108,7 @@ def _one_statement_possible() -> bool:
     # Outside a transaction only: inside one (a test, a script) the caller's transaction must
     # hold the whole command, and with autocommit off a statement is no transaction by itself.
     db = connections[DEFAULT_DB_ALIAS]
-    return db.vendor == "postgresql" and not db.in_atomic_block and db.get_autocommit()
+    return store.writes_in_one_statement() and not db.in_atomic_block and db.get_autocommit()
 
 
 def _in_one_statement(hand_id: uuid.UUID, user: AbstractBaseUser, move: Move, seq: int,
@@ -117,7 +117,8 @@ def _in_one_statement(hand_id: uuid.UUID, user: AbstractBaseUser, move: Move, se
     """The usual move, which writes only its events, its hand row and its Command row, played
     without a transaction: the hand read without a lock, then one statement that writes all
     three, atomic by itself (PostgreSQL). Two round trips instead of four (BEGIN, the locking
-    read, the write, COMMIT), and no row lock to write.
+    read, the write, COMMIT), and no row lock to write; one when this process wrote the hand's
+    last event and still holds it (recent.py): then the hand is not read at all.
 
     The (hand, seq) unique constraint is the lock: if another command appended to the hand
     since it was read, the statement fails and writes nothing. That holds because every write
@@ -128,16 +129,23 @@ def _in_one_statement(hand_id: uuid.UUID, user: AbstractBaseUser, move: Move, se
     the lock), an illegal move (its refusal), chips to post, the hand's end, or a statement
     refused by a constraint; the caller then plays the command as always, in a transaction
     with the hand locked, which gives the same answer it gave before this path existed."""
-    try:
-        hand, seats = store.read_hand(hand_id)
-    except Hand.DoesNotExist:
-        return None
+    kept = recent.hands.take(hand_id, seq)
+    if kept is not None:  # this process wrote the hand's last event: no read
+        hand, seats, loaded = kept.hand, list(kept.seats), kept.loaded
+    else:
+        try:
+            hand, seats = store.read_hand(hand_id)
+        except Hand.DoesNotExist:
+            return None
+        if seq != hand.last_seq or hand.status == Hand.Status.OVER:
+            return None
+        found = store.from_snapshot(hand)
+        if found is None:
+            return None
+        loaded = found
     table = Table(partie=hand.partie, seats=seats, one_statement=True)
     seat = table.seat_of(user.pk)
-    if seat is None or seq != hand.last_seq or hand.status == Hand.Status.OVER:
-        return None
-    loaded = store.from_snapshot(hand)
-    if loaded is None:
+    if seat is None:
         return None
     first_new = hand.last_seq + 1
     try:
@@ -151,6 +159,7 @@ def _in_one_statement(hand_id: uuid.UUID, user: AbstractBaseUser, move: Move, se
         store.save(hand, loaded, pending=table.events, command=command)
     except (StaleSequence, CommandConflict):
         return None
+    recent.hands.keep(hand, seats, loaded)
     for callback in table.after:  # what the transaction would have run on commit
         callback()
     return MovePlayed(response=response, hand=hand, loaded=loaded, seat=seat)

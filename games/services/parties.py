@@ -14,7 +14,7 @@ from games.engine.registry import get_game
 from games.errors import GameError, InvalidPartie, PartieOver
 from games.models import Hand, HandSeed, Partie, Seat
 
-from . import chips, store
+from . import chips, recent, store
 from .advance import advance, table_for
 
 BOT_NAMES = ("random", "heuristic", "timeout")
@@ -165,7 +165,10 @@ def _deal(partie: Partie, last: Hand | None, at: datetime) -> Hand | None:
     chips.post_payments(accounts=table.accounts, hand=hand, sealed=sealed)
     loaded = store.Loaded(game=engine, state=engine.replay(deck, opening),
                           last_hash=sealed[-1]["hash"])
-    store.save(hand, advance(table, hand, loaded, now=at), pending=table.events)
+    loaded = advance(table, hand, loaded, now=at)
+    store.save(hand, loaded, pending=table.events)
+    if store.writes_in_one_statement():  # its first move need not read it (recent.py)
+        transaction.on_commit(lambda: recent.hands.keep(hand, table.seats, loaded))
     return hand
 
 

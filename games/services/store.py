@@ -527,6 +527,12 @@ class _PreparedDebugCursor(CursorDebugWrapper):
             return CursorWrapper.execute(self, sql, params)
 
 
+def writes_in_one_statement() -> bool:
+    """Whether ``save`` writes a command's rows as one statement (PostgreSQL), which the move
+    played without a transaction relies on (moves._in_one_statement)."""
+    return _db().vendor == "postgresql"
+
+
 def _db() -> Any:
     # The connection itself rather than the ``connection`` proxy, whose every attribute read is
     # a thread-local lookup: these helpers read many.

@@ -22,7 +22,7 @@ from django.test.utils import CaptureQueriesContext
 from games.engine.base import Move
 from games.errors import IllegalMoveError, StaleSequence
 from games.models import Command, Hand, HandEvent, Partie
-from games.services import chips, move_play, partie_start, store
+from games.services import chips, move_play, partie_start, recent, store
 from tests.games.test_concurrency import (
     _fire_until_the_announcement,
     _seed_with_an_announcement,
@@ -70,6 +70,7 @@ def _first_decision(people: Sequence[Any], monkeypatch: pytest.MonkeyPatch
 
 def test_a_usual_move_is_a_read_and_one_statement(people, monkeypatch):
     hand, users, seat, move = _first_decision(people, monkeypatch)
+    recent.hands.clear()  # as if another process had dealt the hand (tests/games/test_recent.py)
     seq, command_id = hand.last_seq, uuid.uuid4()
 
     with CaptureQueriesContext(connection) as queries:
@@ -216,6 +217,7 @@ def test_without_autocommit_the_move_is_played_in_the_callers_transaction(people
 
 def test_a_hand_without_a_usable_snapshot_is_replayed_under_the_lock(people, monkeypatch):
     hand, users, seat, move = _first_decision(people, monkeypatch)
+    recent.hands.clear()  # its state is read from the row, not kept by this process
     Hand.objects.filter(pk=hand.pk).update(snapshot=b"not a pickle")
 
     with CaptureQueriesContext(connection) as queries:

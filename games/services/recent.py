@@ -1,0 +1,100 @@
+"""The hands this process wrote last, kept for their next move (moves._in_one_statement).
+
+A move played in one statement reads its hand, its partie and its seats, then writes. When the
+same process wrote that hand's last event, it already holds all of it: the hand row as written,
+the seats, and the state at ``last_seq``. Kept here, the next move on the hand skips its read,
+as an event-sourced application keeps its aggregates in memory.
+
+Nothing is trusted that the write would not check. An entry is used only for the move that
+answers its ``last_seq``, and the move's statement still inserts event ``last_seq + 1``: if any
+other process or command appended to the hand since (a move, a time-out, a forced move), the
+(hand, seq) unique constraint refuses the statement, which writes nothing, and the move is
+played again in a transaction after a fresh, locked read. That holds because every change of a
+hand row appends an event (store.save), and because what else the move reads does not change
+while a hand is played: a partie closes only between hands and its seats are never reassigned.
+
+An entry is taken out while a move uses it (``take``), and put back only after that move's
+statement has run (``keep``), so two threads never share one; a move that fails drops it. The
+hand is copied when kept: the command's answer still holds its own.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+import uuid
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from games.models import Hand, Seat
+
+from .store import Loaded
+
+#: How many hands one process keeps (a table's hand is a few kilobytes: its snapshot).
+SIZE = 2048
+
+
+@dataclass(frozen=True)
+class Recent:
+    hand: Hand
+    seats: tuple[Seat, ...]
+    loaded: Loaded
+
+
+class RecentHands:
+    """A bounded map of hand id to the hand as this process last wrote it (least recently kept
+    dropped first), safe to use from several threads."""
+
+    def __init__(self, size: int = SIZE) -> None:
+        self.size = size
+        self._entries: OrderedDict[uuid.UUID, Recent] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def take(self, hand_id: Any, seq: int) -> Recent | None:
+        """The hand kept for a move that answers ``seq``, taken out; ``None`` if none is kept
+        or it is at another seq (that entry is dropped: the hand moved on elsewhere)."""
+        key = _key(hand_id)
+        if key is None:
+            return None
+        with self._lock:
+            found = self._entries.pop(key, None)
+        return found if found is not None and found.hand.last_seq == seq else None
+
+    def keep(self, hand: Hand, seats: Sequence[Seat], loaded: Loaded) -> None:
+        """Keep ``hand`` as just written (its row committed), at play: a hand that is over has
+        no next move."""
+        if self.size <= 0 or hand.status != Hand.Status.PLAYING:
+            return
+        entry = Recent(copy.copy(hand), tuple(seats), loaded)
+        with self._lock:
+            self._entries[hand.pk] = entry
+            self._entries.move_to_end(hand.pk)
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+
+    def drop(self, hand_id: Any) -> None:
+        key = _key(hand_id)
+        with self._lock:
+            self._entries.pop(key, None)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+def _key(hand_id: Any) -> uuid.UUID | None:
+    if isinstance(hand_id, uuid.UUID):
+        return hand_id
+    try:
+        return uuid.UUID(str(hand_id))
+    except ValueError:
+        return None
+
+
+#: This process's hands.
+hands = RecentHands()

@@ -1,0 +1,191 @@
+"""The hands a process wrote last, kept for their next move (games/services/recent.py): the move
+then skips its read, and nothing it would not check is trusted.
+
+The moves here commit (``transaction=True``) and run on PostgreSQL only, like
+tests/games/test_one_statement.py: elsewhere no move is played in one statement.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
+
+from games.errors import IllegalMoveError, StaleSequence
+from games.models import Command, Hand, HandEvent
+from games.services import hand_deal, move_play, partie_start, recent, store
+from games.services.recent import RecentHands
+from tests.games.test_one_statement import (
+    T0,
+    _a_move_that_goes_on,
+    _first_decision,
+)
+
+
+@pytest.fixture
+def people(django_user_model: Any) -> list[Any]:
+    return [django_user_model.objects.create_user(f"kept{i}") for i in range(4)]
+
+
+def _statements(queries: CaptureQueriesContext) -> list[str]:
+    return [q["sql"].split(" ", 1)[0] for q in queries]
+
+
+def _play(hand: Hand, users: dict[int, Any], seat: int, move: Any, seq: int,
+          command_id: uuid.UUID | None = None) -> Any:
+    return move_play(hand_id=hand.id, user=users[seat], move=move, seq=seq,
+                     command_id=command_id or uuid.uuid4(), at=T0 + timedelta(seconds=1))
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_moves_after_this_processs_own_writes_are_one_statement_each(people, monkeypatch):
+    hand, users, seat, move = _first_decision(people, monkeypatch)  # dealt here: kept
+
+    with CaptureQueriesContext(connection) as first:
+        played = _play(hand, users, seat, move, hand.last_seq)
+    hand.refresh_from_db()
+    seat, move = _a_move_that_goes_on(hand)
+    with CaptureQueriesContext(connection) as second:
+        _play(hand, users, seat, move, hand.last_seq)
+
+    assert _statements(first) == ["WITH"] and _statements(second) == ["WITH"]
+    hand.refresh_from_db()
+    assert hand.status == Hand.Status.PLAYING and hand.last_seq > played.response["seq"]
+    # What the kept hand let it write is what a read would have: the stream, its chain and
+    # the snapshot agree with a replay of the stored events.
+    assert store.load(hand).state == store.replay(hand).state
+    assert store.load(hand).last_hash == store.replay(hand).last_hash
+    seqs = list(HandEvent.objects.filter(hand=hand).order_by("seq").values_list("seq", flat=True))
+    assert seqs == list(range(1, hand.last_seq + 1))
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_kept_hand_another_writer_moved_on_refuses_the_stale_move_with_409(people,
+                                                                             monkeypatch):
+    hand, users, seat, move = _first_decision(people, monkeypatch)
+    seq, first = hand.last_seq, uuid.uuid4()
+    with transaction.atomic():  # another writer: the locked path, which keeps nothing here
+        _play(hand, users, seat, move, seq, first)
+    assert len(recent.hands) == 1  # this process still holds the hand at ``seq``
+
+    with CaptureQueriesContext(connection) as queries, pytest.raises(StaleSequence) as lost:
+        _play(hand, users, seat, move, seq)
+
+    # The kept hand's statement collided with the event written since; the locked path then
+    # gave the same answer as without the kept hand.
+    assert lost.value.status == 409
+    assert _statements(queries)[0] == "WITH"
+    assert list(Command.objects.values_list("command_id", flat=True)) == [first]
+    assert not HandEvent.objects.filter(hand=hand, seq__gt=seq).exclude(command_id=first).exists()
+    hand.refresh_from_db()
+    assert store.load(hand).state == store.replay(hand).state
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_kept_hand_at_another_seq_is_dropped_and_the_hand_read(people, monkeypatch):
+    hand, users, seat, move = _first_decision(people, monkeypatch)
+    with transaction.atomic():
+        _play(hand, users, seat, move, hand.last_seq)
+    hand.refresh_from_db()
+    seat, move = _a_move_that_goes_on(hand)
+
+    with CaptureQueriesContext(connection) as queries:
+        played = _play(hand, users, seat, move, hand.last_seq)
+
+    assert _statements(queries) == ["SELECT", "WITH"]
+    hand.refresh_from_db()
+    assert hand.last_seq == played.response["seq"]
+    assert store.load(hand).state == store.replay(hand).state
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_an_illegal_move_on_a_kept_hand_is_refused_and_the_next_one_plays(people, monkeypatch):
+    hand, users, seat, move = _first_decision(people, monkeypatch)
+    seq = hand.last_seq
+
+    with pytest.raises(IllegalMoveError) as refused:
+        _play(hand, users, (seat + 1) % 4, move, seq)  # not his turn
+    played = _play(hand, users, seat, move, seq)
+
+    assert refused.value.rule == "turn"
+    assert played.response["applied_from_seq"] == seq + 1
+    assert HandEvent.objects.filter(hand=hand, seq=seq + 1).get().actor_id == users[seat].pk
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_deal_rolled_back_keeps_nothing(people, monkeypatch):
+    partie = partie_start(game="commere", players=people, options={"rounds": 3}, buy_in=50,
+                          table_label="kept table", at=T0, move_timeout=timedelta(minutes=5))
+    recent.hands.clear()
+    partie.hands.all().update(status=Hand.Status.OVER)  # let the next hand be dealt
+
+    with pytest.raises(RuntimeError), transaction.atomic():
+        dealt = hand_deal(partie=partie, at=T0 + timedelta(minutes=1))
+        assert dealt is not None
+        raise RuntimeError("the caller's transaction fails after the deal")
+
+    assert len(recent.hands) == 0
+    dealt = hand_deal(partie=partie, at=T0 + timedelta(minutes=2))
+    assert dealt is not None and recent.hands.take(dealt.pk, dealt.last_seq) is not None
+
+
+# -- the map itself -----------------------------------------------------------------------------
+
+
+def _hand(seq: int = 3, status: str = Hand.Status.PLAYING) -> Hand:
+    return Hand(id=uuid.uuid4(), last_seq=seq, status=status)
+
+
+def _loaded() -> store.Loaded:
+    return store.Loaded(game=None, state=("a", "state"), last_hash="h")  # type: ignore[arg-type]
+
+
+def test_a_kept_hand_is_taken_once_for_its_seq_and_copied():
+    kept = RecentHands(size=4)
+    hand = _hand(seq=3)
+    kept.keep(hand, [], _loaded())
+    hand.last_seq = 99  # the command's own hand goes on being used: the kept one is a copy
+
+    found = kept.take(str(hand.pk), 3)  # the id as a string too
+
+    assert found is not None and found.hand.last_seq == 3 and found.hand is not hand
+    assert kept.take(hand.pk, 3) is None  # taken out while a move uses it
+
+
+def test_a_kept_hand_asked_for_another_seq_is_dropped():
+    kept = RecentHands(size=4)
+    hand = _hand(seq=3)
+    kept.keep(hand, [], _loaded())
+
+    assert kept.take(hand.pk, 4) is None
+    assert len(kept) == 0
+
+
+def test_the_least_recently_kept_hand_goes_first_and_over_hands_are_not_kept():
+    kept = RecentHands(size=2)
+    a, b, c = _hand(), _hand(), _hand()
+    for hand in (a, b, c):
+        kept.keep(hand, [], _loaded())
+    kept.keep(_hand(status=Hand.Status.OVER), [], _loaded())
+
+    assert len(kept) == 2
+    assert kept.take(a.pk, 3) is None
+    assert kept.take(b.pk, 3) is not None and kept.take(c.pk, 3) is not None
+
+
+def test_an_id_that_is_no_uuid_finds_nothing_and_size_zero_keeps_nothing():
+    kept = RecentHands(size=0)
+    hand = _hand()
+    kept.keep(hand, [], _loaded())
+
+    assert len(kept) == 0
+    assert RecentHands().take("not-a-hand", 3) is None
