@@ -120,11 +120,12 @@ def _in_one_statement(hand_id: uuid.UUID, user: AbstractBaseUser, move: Move, se
     read, the write, COMMIT), and no row lock to write; one when this process wrote the hand's
     last event and still holds it (recent.py): then the hand is not read at all.
 
-    The (hand, seq) unique constraint is the lock: if another command appended to the hand
-    since it was read, the statement fails and writes nothing. That holds because every write
-    of a hand row appends an event after it (a move, a time-out, a deal), and because the
-    statement updates the hand row before it inserts (store._execute), so it waits for a
-    locked writer rather than deadlocking with it. ``None`` whenever the answer needs more:
+    The statement is the lock: it updates the hand row only if it is still being played at
+    the seq read, and the (hand, seq) unique constraint backs it (store.save); if another
+    command appended to the hand since it was read, or the row changed otherwise, the
+    statement fails and writes nothing. The update runs before the inserts
+    (store._execute_guarded), so the statement waits for a locked writer rather than
+    deadlocking with it. ``None`` whenever the answer needs more:
     not the hand's current seq (a retry, a stale move), no usable snapshot (a replay needs
     the lock), an illegal move (its refusal), chips to post, the hand's end, or a statement
     refused by a constraint; the caller then plays the command as always, in a transaction

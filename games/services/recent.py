@@ -6,16 +6,16 @@ the seats, and the state at ``last_seq``. Kept here, the next move on the hand s
 as an event-sourced application keeps its aggregates in memory.
 
 Nothing is trusted that the write would not check. An entry is used only for the move that
-answers its ``last_seq``, and the move's statement still inserts event ``last_seq + 1``: if any
-other process or command appended to the hand since (a move, a time-out, a forced move), the
-(hand, seq) unique constraint refuses the statement, which writes nothing, and the move is
-played again in a transaction after a fresh, locked read. That holds because every change of a
-hand row appends an event (store.save), and because what else the move reads does not change
+answers its ``last_seq``, and the move's statement updates the hand row only if it is still at
+that seq and being played, then inserts event ``last_seq + 1`` (store.save): if any other
+process or command appended to the hand since (a move, a time-out, a forced move), or the row
+was changed in any other way, the statement fails and writes nothing, and the move is played
+again in a transaction after a fresh, locked read. What else the move reads does not change
 while a hand is played: a partie closes only between hands and its seats are never reassigned.
 
 An entry is taken out while a move uses it (``take``), and put back only after that move's
 statement has run (``keep``), so two threads never share one; a move that fails drops it. The
-hand is copied when kept: the command's answer still holds its own.
+hand and its partie are copied when kept: the command's answer still holds its own.
 """
 
 from __future__ import annotations
@@ -67,7 +67,9 @@ class RecentHands:
         no next move."""
         if self.size <= 0 or hand.status != Hand.Status.PLAYING:
             return
-        entry = Recent(copy.copy(hand), tuple(seats), loaded)
+        kept = copy.copy(hand)
+        kept.partie = copy.copy(hand.partie)
+        entry = Recent(kept, tuple(seats), loaded)
         with self._lock:
             self._entries[hand.pk] = entry
             self._entries.move_to_end(hand.pk)

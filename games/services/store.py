@@ -111,9 +111,18 @@ def save(hand: Hand, loaded: Loaded, *, pending: Sequence[dict[str, Any]] = (),
     On PostgreSQL this is one statement (the inserts as common table expressions of the
     hand's update): one round trip and one statement to plan instead of three. The (hand, seq)
     unique constraint still refuses a second writer of a seq (StaleSequence), and the Command
-    primary key an id already used (CommandConflict)."""
+    primary key an id already used (CommandConflict).
+
+    There, the hand's row is also compared and set: it is updated only if it is still being
+    played at the seq the command read (the seq before its first event), and the events take
+    their hand from that update, so that a row changed in any other way (by hand, or a
+    database restored to an earlier seq) refuses the whole statement too (StaleSequence). A
+    command played without the hand's lock relies on it (moves._in_one_statement)."""
     hand.last_hash = loaded.last_hash
     hand.snapshot = freeze(loaded.state, hand.last_seq)
+    if pending and not hand._state.adding and _db().vendor == "postgresql":
+        _execute_guarded(hand, pending, command, read_seq=pending[0]["seq"] - 1)
+        return
     writes = [_insert_statement(HandEvent, pending)] if pending else []
     if command is not None:
         writes.append(_insert_statement(Command, [command]))
@@ -441,10 +450,8 @@ def _update_statement(instance: models.Model, names: Sequence[str]) -> _Statemen
 def _execute(statements: Sequence[_Statement]) -> None:
     """Run the statements; an update must change its row. Elsewhere one after another, in
     order; on PostgreSQL as one statement, the first ones as common table expressions of the
-    last. PostgreSQL then runs the last one first (data-modifying expressions that it does not
-    read run after it): a command's hand update, written last, takes the hand's row lock
-    before any of its events is inserted, so that a writer without the lock (moves.py, the
-    one-statement move) waits for a locked one instead of holding an event's key it waits on."""
+    last (a dealt hand's events, row and seed). A command's events and hand update go through
+    ``_execute_guarded`` there instead."""
     db = _db()
     runs = [(model, sql, params, sql.startswith("UPDATE")) for model, sql, params in statements]
     if db.vendor == "postgresql" and len(runs) > 1:
@@ -459,6 +466,46 @@ def _execute(statements: Sequence[_Statement]) -> None:
                 _refuse(exc, model)
             if updates and cursor.rowcount != 1:
                 raise DatabaseError(f"{model._meta.label}: the row to update was not found")
+
+
+def _execute_guarded(hand: Hand, pending: Sequence[dict[str, Any]],
+                     command: dict[str, Any] | None, *, read_seq: int) -> None:
+    """PostgreSQL: ``save``'s statement, its update first and guarded: ``WITH u AS (UPDATE the
+    hand … WHERE id = … AND last_seq = <read_seq> AND status = 'playing' RETURNING id), w0 AS
+    (INSERT the events, their hand_id taken from u), w1 AS (INSERT the command) SELECT … FROM
+    u``. If the row does not match, u is empty, the events' hand_id is NULL and the statement
+    fails on that NOT NULL constraint, writing nothing. The update, read by the events, runs
+    before them: it takes the hand's row lock before any event key is inserted."""
+    db = _db()
+    qn = db.ops.quote_name
+    pk = qn(Hand._meta.pk.column)
+    _, update, params = _update_statement(hand, HAND_FIELDS)
+    update += (f" AND {qn('last_seq')} = %s AND {qn('status')} = %s RETURNING {pk}")
+    params += [read_seq, Hand.Status.PLAYING.value]
+    parts = [f"u AS ({update})"]
+    events_sql, events_params = _insert_from(HandEvent, pending, "hand_id", f"(SELECT {pk} FROM u)")
+    parts.append(f"w0 AS ({events_sql})")
+    params += events_params
+    if command is not None:
+        _, command_sql, command_params = _insert_statement(Command, [command])
+        parts.append(f"w1 AS ({command_sql})")
+        params += command_params
+    with _cursor(db) as cursor:
+        try:
+            cursor.execute(f"WITH {', '.join(parts)} SELECT {pk} FROM u", params)
+        except IntegrityError as exc:
+            _refuse(exc, HandEvent)
+        if cursor.fetchone() is None:  # unreachable: the events' insert failed first
+            raise DatabaseError(f"{Hand._meta.label}: the row to update was not found")
+
+
+def _insert_from(model: type[models.Model], rows: Sequence[dict[str, Any]], name: str,
+                 expression: str) -> tuple[str, list[Any]]:
+    """``_insert_statement`` with the column ``name`` of every row given by ``expression``."""
+    db = _db()
+    sql, fields = _insert_sql(db.vendor, model, tuple(rows[0]), len(rows), name, expression)
+    return sql, [f.get_db_prep_save(row[f.attname], db) for row in rows for f in fields
+                 if f.attname != name]
 
 
 def _refuse(exc: IntegrityError, model: type[models.Model]) -> NoReturn:
@@ -557,12 +604,13 @@ def _converters(vendor: str, field: models.Field) -> tuple[Any, list[Any]]:
 
 
 @functools.lru_cache(maxsize=64)
-def _insert_sql(vendor: str, model: type[models.Model], names: tuple[str, ...],
-                n: int) -> tuple[str, list[Any]]:
+def _insert_sql(vendor: str, model: type[models.Model], names: tuple[str, ...], n: int,
+                given: str = "", expression: str = "") -> tuple[str, list[Any]]:
+    # ``given``: the attname whose value is ``expression`` in every row, not a parameter.
     meta = model._meta
     fields = [meta.get_field(name) for name in names]
     qn = _db().ops.quote_name
-    one = "(" + ", ".join(["%s"] * len(fields)) + ")"
+    one = "(" + ", ".join(expression if f.attname == given else "%s" for f in fields) + ")"
     return (f"INSERT INTO {qn(meta.db_table)} ({', '.join(qn(f.column) for f in fields)}) "
             f"VALUES {', '.join([one] * n)}"), fields
 

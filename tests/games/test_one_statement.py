@@ -156,16 +156,22 @@ def test_the_move_that_ends_the_hand_is_played_in_a_transaction_with_its_chips(p
     assert len(reads) == 2 and "FOR UPDATE" in reads[1]
     hand.refresh_from_db()
     assert hand.status == Hand.Status.OVER and played.response["seq"] == hand.last_seq
+    assert recent.hands.take(hand.pk, hand.last_seq) is None  # an ended hand is not kept
     pays = HandEvent.objects.filter(hand=hand, type="pay", payload__amount__gt=0)
     assert pays.exists()
     assert chips.reconcile_hand(hand=hand) == []  # every payment in the ledger, once
 
 
-def test_a_move_racing_a_locked_writer_waits_for_it_then_loses_with_409(people, monkeypatch):
+@pytest.mark.parametrize("kept", [True, False], ids=["kept-hand", "hand-read"])
+def test_a_move_racing_a_locked_writer_waits_for_it_then_loses_with_409(people, monkeypatch,
+                                                                         kept):
     """The locked writer holds the hand's row: the one-statement move's update waits for it
     (it runs before the statement's inserts, so neither holds what the other waits on), then
-    its event collides with the committed one and nothing of it is written."""
+    finds the row moved on and nothing of it is written; whether it read the hand or this
+    process kept it (recent.py)."""
     hand, users, seat, move = _first_decision(people, monkeypatch)
+    if not kept:
+        recent.hands.clear()
     seq = hand.last_seq
     written, done = threading.Event(), threading.Event()
     first = uuid.uuid4()
@@ -193,6 +199,7 @@ def test_a_move_racing_a_locked_writer_waits_for_it_then_loses_with_409(people, 
 
     assert done.is_set() and lost.value.status == 409
     assert waited > 0.2  # it waited for the locked writer's commit
+    assert len(recent.hands) == 0  # the loser keeps nothing
     hand.refresh_from_db()
     assert list(Command.objects.values_list("command_id", flat=True)) == [first]
     assert not HandEvent.objects.filter(hand=hand).exclude(command_id=first).filter(

@@ -15,8 +15,8 @@ import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
-from games.errors import IllegalMoveError, StaleSequence
-from games.models import Command, Hand, HandEvent
+from games.errors import HandIsOver, IllegalMoveError, StaleSequence
+from games.models import Command, Hand, HandEvent, Partie
 from games.services import hand_deal, move_play, partie_start, recent, store
 from games.services.recent import RecentHands
 from tests.games.test_one_statement import (
@@ -81,6 +81,7 @@ def test_a_kept_hand_another_writer_moved_on_refuses_the_stale_move_with_409(peo
     # gave the same answer as without the kept hand.
     assert lost.value.status == 409
     assert _statements(queries)[0] == "WITH"
+    assert len(recent.hands) == 0  # nothing kept after a refusal
     assert list(Command.objects.values_list("command_id", flat=True)) == [first]
     assert not HandEvent.objects.filter(hand=hand, seq__gt=seq).exclude(command_id=first).exists()
     hand.refresh_from_db()
@@ -107,12 +108,45 @@ def test_a_kept_hand_at_another_seq_is_dropped_and_the_hand_read(people, monkeyp
 
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
+def test_a_kept_hand_whose_row_was_changed_otherwise_writes_nothing(people, monkeypatch):
+    """The statement updates the hand row only if it is at the seq the move answers and still
+    played: a row changed without an event (a seq ahead of its events, as after a restore
+    that lost them, or a hand closed by hand) refuses the kept hand's move, which the
+    (hand, seq) constraint alone would have let through."""
+    hand, users, seat, move = _first_decision(people, monkeypatch)
+    seq = hand.last_seq
+    Hand.objects.filter(pk=hand.pk).update(last_seq=seq + 1)
+
+    with pytest.raises(StaleSequence) as stale:
+        _play(hand, users, seat, move, seq)
+
+    assert stale.value.status == 409
+    assert not HandEvent.objects.filter(hand=hand, seq__gt=seq).exists()
+    assert not Command.objects.exists()
+
+    Hand.objects.filter(pk=hand.pk).update(last_seq=seq)
+    recent.hands.clear()
+    _play(hand, users, seat, move, seq)  # kept again by this move
+    hand.refresh_from_db()
+    Hand.objects.filter(pk=hand.pk).update(status=Hand.Status.OVER)
+    seat, move = _a_move_that_goes_on(hand)
+
+    with pytest.raises(HandIsOver):
+        _play(hand, users, seat, move, hand.last_seq)
+
+    assert not HandEvent.objects.filter(hand=hand, seq__gt=hand.last_seq).exists()
+    assert Command.objects.count() == 1 and len(recent.hands) == 0
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
 def test_an_illegal_move_on_a_kept_hand_is_refused_and_the_next_one_plays(people, monkeypatch):
     hand, users, seat, move = _first_decision(people, monkeypatch)
     seq = hand.last_seq
 
     with pytest.raises(IllegalMoveError) as refused:
         _play(hand, users, (seat + 1) % 4, move, seq)  # not his turn
+    assert len(recent.hands) == 0  # the refused move dropped the hand: the next one reads it
     played = _play(hand, users, seat, move, seq)
 
     assert refused.value.rule == "turn"
@@ -142,7 +176,7 @@ def test_a_deal_rolled_back_keeps_nothing(people, monkeypatch):
 
 
 def _hand(seq: int = 3, status: str = Hand.Status.PLAYING) -> Hand:
-    return Hand(id=uuid.uuid4(), last_seq=seq, status=status)
+    return Hand(id=uuid.uuid4(), partie=Partie(id=uuid.uuid4()), last_seq=seq, status=status)
 
 
 def _loaded() -> store.Loaded:
@@ -158,6 +192,7 @@ def test_a_kept_hand_is_taken_once_for_its_seq_and_copied():
     found = kept.take(str(hand.pk), 3)  # the id as a string too
 
     assert found is not None and found.hand.last_seq == 3 and found.hand is not hand
+    assert found.hand.partie is not hand.partie and found.hand.partie.pk == hand.partie.pk
     assert kept.take(hand.pk, 3) is None  # taken out while a move uses it
 
 
