@@ -557,12 +557,37 @@ def _cursor(db: Any) -> Any:
     Django's own cursor."""
     if db.vendor != "postgresql":
         return db.cursor()
-    from django.db.backends.postgresql.base import ServerBindingCursor
-
     db.ensure_connection()
     db.validate_thread_sharing()
-    raw = ServerBindingCursor(db.connection)
+    raw = _numbered_cursor()(db.connection)
     return _PreparedDebugCursor(raw, db) if db.queries_logged else db.make_cursor(raw)
+
+
+@functools.cache
+def _numbered_cursor() -> type:
+    """psycopg's ``RawCursor`` (server-side binding, PostgreSQL's own ``$1, $2…``) for
+    statements written with ``%s``: each text is numbered once (``_numbered``). psycopg's own
+    cursor parses a text into ``$n`` at every execution unless it caches it, and it caches no
+    statement of more than 50 parameters: a deal's, a hand's end, 0.3–0.4 ms each."""
+    from psycopg import RawCursor
+
+    class NumberedCursor(RawCursor):  # type: ignore[type-arg]
+        def execute(self, query: Any, params: Any = None, **kwargs: Any) -> Any:
+            return super().execute(_numbered(query), params, **kwargs)
+
+    return NumberedCursor
+
+
+@functools.lru_cache(maxsize=512)
+def _numbered(sql: str) -> str:
+    """``sql``'s ``%s`` placeholders as ``$1, $2…`` (these statements hold no other ``%``)."""
+    parts = sql.split("%s")
+    if any("%" in part for part in parts):
+        raise ValueError(f"a statement with a literal %: {sql[:80]}")
+    out = [parts[0]]
+    for n, part in enumerate(parts[1:], start=1):
+        out.append(f"${n}{part}")
+    return "".join(out)
 
 
 class _PreparedDebugCursor(CursorDebugWrapper):

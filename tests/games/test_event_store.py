@@ -328,3 +328,22 @@ def test_a_ledger_entry_that_moves_other_chips_than_its_event_is_reported(finish
     assert problems[0].startswith(f"ledger: entry hand:{finished_hand.pk}:{pay.seq} moves ")
     out, error = _verify_hands()
     assert error is not None and f"FAIL hand {finished_hand.id}" in out
+
+
+def test_statements_are_numbered_once_for_postgresqls_own_placeholders():
+    # store._cursor hands PostgreSQL ``$n`` itself, so that psycopg parses no statement again.
+    assert store._numbered("UPDATE t SET a = %s, b = %s WHERE id = %s") == (
+        "UPDATE t SET a = $1, b = $2 WHERE id = $3")
+    assert store._numbered("SELECT 1") == "SELECT 1"
+    with pytest.raises(ValueError, match="literal %"):
+        store._numbered("SELECT * FROM t WHERE name LIKE 'a%' AND id = %s")
+
+
+@pytest.mark.postgres
+def test_a_statement_of_many_parameters_runs_through_the_numbered_cursor():
+    # A deal's statement has more than 50 parameters, which psycopg would parse at every call.
+    values = list(range(120))
+    marks = ", ".join(["%s"] * len(values))
+    with store._cursor(connection) as cursor:
+        cursor.execute(f"SELECT array_length(ARRAY[{marks}]::int[], 1)", values)
+        assert cursor.fetchone() == (120,)
