@@ -9,9 +9,11 @@ Nothing is trusted that the write would not check. An entry is used only for the
 answers its ``last_seq``, and the move's statement updates the hand row only if it is still at
 that seq and being played, then inserts event ``last_seq + 1`` (store.save): if any other
 process or command appended to the hand since (a move, a time-out, a forced move), or the row
-was changed in any other way, the statement fails and writes nothing, and the move is played
-again in a transaction after a fresh, locked read. What else the move reads does not change
-while a hand is played: a partie closes only between hands and its seats are never reassigned.
+was moved to another seq or out of play in any other way, the statement fails and writes
+nothing, and the move is played again in a transaction after a fresh, locked read. What else
+the move reads does not change while a hand is played: a partie closes only between hands and
+its seats are never reassigned. (The row's other columns are the command's to write: a value
+changed there by hand, without an event, is overwritten, as the locked path would.)
 
 An entry is taken out while a move uses it (``take``), and put back only after that move's
 statement has run (``keep``), so two threads never share one; a move that fails drops it. The

@@ -115,9 +115,10 @@ def save(hand: Hand, loaded: Loaded, *, pending: Sequence[dict[str, Any]] = (),
 
     There, the hand's row is also compared and set: it is updated only if it is still being
     played at the seq the command read (the seq before its first event), and the events take
-    their hand from that update, so that a row changed in any other way (by hand, or a
-    database restored to an earlier seq) refuses the whole statement too (StaleSequence). A
-    command played without the hand's lock relies on it (moves._in_one_statement)."""
+    their hand from that update, so that a row at another seq or no longer played, whatever
+    moved it (by hand, a database restored to an earlier seq), refuses the whole statement
+    too (StaleSequence). A command played without the hand's lock relies on it
+    (moves._in_one_statement)."""
     hand.last_hash = loaded.last_hash
     hand.snapshot = freeze(loaded.state, hand.last_seq)
     if pending and not hand._state.adding and _db().vendor == "postgresql":
@@ -508,12 +509,23 @@ def _insert_from(model: type[models.Model], rows: Sequence[dict[str, Any]], name
                  if f.attname != name]
 
 
+UNIQUE_VIOLATION, NOT_NULL_VIOLATION = "23505", "23502"
+
+
 def _refuse(exc: IntegrityError, model: type[models.Model]) -> NoReturn:
-    # Which table refused the row: PostgreSQL names it (one statement may write several).
-    table = getattr(getattr(exc.__cause__, "diag", None), "table_name", None)
-    if (table or model._meta.db_table) == Command._meta.db_table:
+    # Which table refused the row, and why: PostgreSQL names both (one statement may write
+    # several tables). Only a taken key, or the guarded update's missing hand, is a refusal;
+    # any other constraint's failure is a bug, raised as it is. SQLite names neither: its
+    # statements write one table, and only the keys can refuse these rows.
+    cause = exc.__cause__
+    diag = getattr(cause, "diag", None)
+    table = getattr(diag, "table_name", None) or model._meta.db_table
+    state = getattr(cause, "sqlstate", None)
+    if table == Command._meta.db_table and state in (None, UNIQUE_VIOLATION):
         raise CommandConflict(COMMAND_REUSED) from None
-    if (table or model._meta.db_table) == HandEvent._meta.db_table:
+    if table == HandEvent._meta.db_table and (
+            state in (None, UNIQUE_VIOLATION)
+            or (state == NOT_NULL_VIOLATION and getattr(diag, "column_name", None) == "hand_id")):
         raise StaleSequence("another move was recorded first; reload the hand") from None
     raise exc
 
@@ -574,6 +586,9 @@ def _numbered_cursor() -> type:
     class NumberedCursor(RawCursor):  # type: ignore[type-arg]
         def execute(self, query: Any, params: Any = None, **kwargs: Any) -> Any:
             return super().execute(_numbered(query), params, **kwargs)
+
+        def executemany(self, query: Any, params_seq: Any, **kwargs: Any) -> Any:
+            return super().executemany(_numbered(query), params_seq, **kwargs)
 
     return NumberedCursor
 

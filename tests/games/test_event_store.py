@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.db import DatabaseError, connection, transaction
+from django.db import DatabaseError, IntegrityError, connection, transaction
 
 from games.engine.base import Event, event_hash
 from games.engine.verify import Discrepancy, verify_record
@@ -201,6 +201,22 @@ def test_a_second_writer_at_a_taken_seq_loses_on_the_unique_constraint(finished_
         store.append(stale, [rival], prev_hash=stream[-2]["hash"], at=T0)
 
     assert list(HandEvent.objects.filter(hand=finished_hand)) == events
+
+
+@pytest.mark.postgres
+def test_an_event_refused_by_another_constraint_is_no_lost_race(finished_hand):
+    # Only a taken (hand, seq), or the guarded update's missing hand, is a 409: an event that
+    # breaks another constraint is a bug, raised as such (never a quiet fallback or 409).
+    stream = store.events(finished_hand)
+    row = {"hand_id": finished_hand.pk, "seq": finished_hand.last_seq + 1, "type": None,
+           "payload": {}, "by": "service", "actor_id": None, "command_id": None,
+           "at": stream[-1]["at"], "prev": stream[-1]["hash"], "hash": "0" * 64}
+
+    with pytest.raises(IntegrityError) as refused, transaction.atomic():
+        store.insert(HandEvent, [row])
+
+    assert not isinstance(refused.value, StaleSequence)
+    assert "type" in str(refused.value)
 
 
 # -- tampering past the triggers is still found --------------------------------------------------
