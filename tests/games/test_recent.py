@@ -7,6 +7,7 @@ tests/games/test_one_statement.py: elsewhere no move is played in one statement.
 
 from __future__ import annotations
 
+import threading
 import uuid
 from datetime import timedelta
 from typing import Any
@@ -224,3 +225,23 @@ def test_an_id_that_is_no_uuid_finds_nothing_and_size_zero_keeps_nothing():
 
     assert len(kept) == 0
     assert RecentHands().take("not-a-hand", 3) is None
+
+
+def test_two_threads_never_take_the_same_kept_hand():
+    kept = RecentHands(size=4)
+
+    def take(start: threading.Barrier, hand: Hand, found: list[Any]) -> None:
+        start.wait()
+        found.append(kept.take(hand.pk, 3))
+
+    for _ in range(50):
+        hand = _hand()
+        kept.keep(hand, [], _loaded())
+        start, found = threading.Barrier(8), []
+        threads = [threading.Thread(target=take, args=(start, hand, found)) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+        assert sum(entry is not None for entry in found) == 1
