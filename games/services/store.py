@@ -121,7 +121,7 @@ def save(hand: Hand, loaded: Loaded, *, pending: Sequence[dict[str, Any]] = (),
     (moves._in_one_statement)."""
     hand.last_hash = loaded.last_hash
     hand.snapshot = freeze(loaded.state, hand.last_seq)
-    if pending and not hand._state.adding and _db().vendor == "postgresql":
+    if pending and not hand._state.adding and writes_in_one_statement():
         _execute_guarded(hand, pending, command, read_seq=pending[0]["seq"] - 1)
         return
     writes = [_insert_statement(HandEvent, pending)] if pending else []
@@ -434,10 +434,14 @@ def update(instance: models.Model, names: Sequence[str]) -> None:
 _Statement = tuple[type[models.Model], str, list[Any]]
 
 
-def _insert_statement(model: type[models.Model], rows: Sequence[dict[str, Any]]) -> _Statement:
+def _insert_statement(model: type[models.Model], rows: Sequence[dict[str, Any]], *,
+                      given: str = "", expression: str = "") -> _Statement:
+    """``INSERT … VALUES`` of ``rows``; the column ``given`` (an attname), if any, takes the SQL
+    ``expression`` in every row instead of its value."""
     db = _db()
-    sql, fields = _insert_sql(db.vendor, model, tuple(rows[0]), len(rows))
-    return model, sql, [f.get_db_prep_save(row[f.attname], db) for row in rows for f in fields]
+    sql, fields = _insert_sql(db.vendor, model, tuple(rows[0]), len(rows), given, expression)
+    return model, sql, [f.get_db_prep_save(row[f.attname], db) for row in rows for f in fields
+                        if f.attname != given]
 
 
 def _update_statement(instance: models.Model, names: Sequence[str]) -> _Statement:
@@ -484,7 +488,8 @@ def _execute_guarded(hand: Hand, pending: Sequence[dict[str, Any]],
     update += (f" AND {qn('last_seq')} = %s AND {qn('status')} = %s RETURNING {pk}")
     params += [read_seq, Hand.Status.PLAYING.value]
     parts = [f"u AS ({update})"]
-    events_sql, events_params = _insert_from(HandEvent, pending, "hand_id", f"(SELECT {pk} FROM u)")
+    _, events_sql, events_params = _insert_statement(
+        HandEvent, pending, given="hand_id", expression=f"(SELECT {pk} FROM u)")
     parts.append(f"w0 AS ({events_sql})")
     params += events_params
     if command is not None:
@@ -498,15 +503,6 @@ def _execute_guarded(hand: Hand, pending: Sequence[dict[str, Any]],
             _refuse(exc, HandEvent)
         if cursor.fetchone() is None:  # unreachable: the events' insert failed first
             raise DatabaseError(f"{Hand._meta.label}: the row to update was not found")
-
-
-def _insert_from(model: type[models.Model], rows: Sequence[dict[str, Any]], name: str,
-                 expression: str) -> tuple[str, list[Any]]:
-    """``_insert_statement`` with the column ``name`` of every row given by ``expression``."""
-    db = _db()
-    sql, fields = _insert_sql(db.vendor, model, tuple(rows[0]), len(rows), name, expression)
-    return sql, [f.get_db_prep_save(row[f.attname], db) for row in rows for f in fields
-                 if f.attname != name]
 
 
 UNIQUE_VIOLATION, NOT_NULL_VIOLATION = "23505", "23502"
@@ -646,7 +642,6 @@ def _converters(vendor: str, field: models.Field) -> tuple[Any, list[Any]]:
 @functools.lru_cache(maxsize=64)
 def _insert_sql(vendor: str, model: type[models.Model], names: tuple[str, ...], n: int,
                 given: str = "", expression: str = "") -> tuple[str, list[Any]]:
-    # ``given``: the attname whose value is ``expression`` in every row, not a parameter.
     meta = model._meta
     fields = [meta.get_field(name) for name in names]
     qn = _db().ops.quote_name

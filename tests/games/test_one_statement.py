@@ -68,6 +68,10 @@ def _first_decision(people: Sequence[Any], monkeypatch: pytest.MonkeyPatch
     return hand, users, seat, move
 
 
+def _statements(queries: CaptureQueriesContext) -> list[str]:
+    return [q["sql"].split(" ", 1)[0] for q in queries]
+
+
 def test_a_usual_move_is_a_read_and_one_statement(people, monkeypatch):
     hand, users, seat, move = _first_decision(people, monkeypatch)
     recent.hands.clear()  # as if another process had dealt the hand (tests/games/test_recent.py)
@@ -77,7 +81,7 @@ def test_a_usual_move_is_a_read_and_one_statement(people, monkeypatch):
         played = move_play(hand_id=hand.id, user=users[seat], move=move, seq=seq,
                            command_id=command_id, at=T0 + timedelta(seconds=1))
 
-    assert [q["sql"].split(" ", 1)[0] for q in queries] == ["SELECT", "WITH"]
+    assert _statements(queries) == ["SELECT", "WITH"]
     assert "FOR UPDATE" not in queries[0]["sql"]
     assert played.response["applied_from_seq"] == seq + 1 and not played.retried
     hand.refresh_from_db()

@@ -24,16 +24,13 @@ from tests.games.test_one_statement import (
     T0,
     _a_move_that_goes_on,
     _first_decision,
+    _statements,
 )
 
 
 @pytest.fixture
 def people(django_user_model: Any) -> list[Any]:
     return [django_user_model.objects.create_user(f"kept{i}") for i in range(4)]
-
-
-def _statements(queries: CaptureQueriesContext) -> list[str]:
-    return [q["sql"].split(" ", 1)[0] for q in queries]
 
 
 def _play(hand: Hand, users: dict[int, Any], seat: int, move: Any, seq: int,
