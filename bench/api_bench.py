@@ -2,7 +2,7 @@
 PostgreSQL behind gunicorn, against a trivial DRF insert endpoint on the same stack, and moves
 per second through the services alone against the ``eventsourcing`` library.
 
-    .venv/bin/pip install aiohttp 'eventsourcing[postgres]'   # for the benchmark only
+    .venv/bin/pip install uvloop 'eventsourcing[postgres]'   # for the benchmark only
     .venv/bin/python bench/api_bench.py [--duration 20] [--out summary.json]
 
 What one run does (about 6 minutes on a quiet 2-core machine, bounded by --max-seconds):
@@ -14,7 +14,7 @@ What one run does (about 6 minutes on a quiet 2-core machine, bounded by --max-s
    session (api_setup.py);
 3. starts gunicorn (``--workers`` sync workers, ``config.settings.local``, DEBUG off, the
    project's embedded timers: a thread in the serving process deals the next hand) on a free
-   loopback port, and runs the load generator (api_load.py, asyncio + aiohttp, another process):
+   loopback port, and runs the load generator (api_load.py, asyncio on uvloop, another process):
    a. moves, closed loop: every table plays as fast as answers come (saturation throughput);
    b. the trivial endpoint, closed loop, as many clients as tables (the ceiling);
       (a and b alternate for ``--rounds`` rounds; each one's best round is reported)
@@ -272,7 +272,7 @@ class Server:
 
 def versions() -> dict[str, str]:
     out = {"python": platform.python_version()}
-    for name in ("Django", "djangorestframework", "gunicorn", "psycopg", "aiohttp",
+    for name in ("Django", "djangorestframework", "gunicorn", "psycopg", "uvloop",
                  "eventsourcing"):
         try:
             out[name] = metadata.version(name)
@@ -468,10 +468,10 @@ def main() -> None:
 
     import importlib.util
 
-    missing = [m for m in ("aiohttp", "eventsourcing") if importlib.util.find_spec(m) is None]
+    missing = [m for m in ("uvloop", "eventsourcing") if importlib.util.find_spec(m) is None]
     if missing:
         sys.exit(f"api_bench: install {', '.join(missing)} first (for the benchmark only): "
-                 ".venv/bin/pip install aiohttp 'eventsourcing[postgres]'")
+                 ".venv/bin/pip install uvloop 'eventsourcing[postgres]'")
     work = Path(args.work_dir)
     work.mkdir(parents=True, exist_ok=True)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))

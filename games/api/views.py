@@ -70,9 +70,11 @@ class HandDetailView(APIView):
 class HandMovesView(APIView):
     @extend_schema(request=s.MoveRequestSerializer, responses=dict)
     def post(self, request: Request, hand_id: str) -> Response:
-        data = s.MoveRequestSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        v = data.validated_data
+        v = s.MoveRequestSerializer.well_formed(request.data)
+        if v is None:  # anything unusual: the serializer's checks and messages
+            data = s.MoveRequestSerializer(data=request.data)
+            data.is_valid(raise_exception=True)
+            v = data.validated_data
         m = v["move"]
         try:
             played = services.move_play(

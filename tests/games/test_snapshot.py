@@ -139,8 +139,10 @@ def test_hands_played_through_the_api_keep_the_snapshot_of_their_replay(
         checked += 1
     else:
         raise AssertionError("the partie did not end")
-    # Commands checked one by one (a hand's forced moves and time-outs play within them).
-    assert checked >= 2 * partie.hands.count()
+    # Commands checked one by one (a hand's forced moves and time-outs play within them): at
+    # least one per hand. Not two: the deal's seed is drawn afresh on every run, and now and
+    # then a hand is won on its first command (an announcement), as it was once in CI.
+    assert checked >= partie.hands.count() >= 2
     for hand in partie.hands.all():
         assert_every_prefix_survives_a_snapshot(hand)
 
