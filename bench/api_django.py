@@ -75,7 +75,8 @@ def make_tables(prefix: str, tables: int, game: str, players: int) -> list[dict[
     partie, its current hand and each seat's user."""
     from django.utils import timezone
 
-    from games.services import partie_start
+    from games.models import Hand
+    from games.services import partie_start, partie_tick
 
     users = make_users(prefix, tables * players)
     out = []
@@ -84,6 +85,14 @@ def make_tables(prefix: str, tables: int, game: str, players: int) -> list[dict[
         partie = partie_start(players=seated, table_label=f"bench {t}", at=timezone.now(),
                               **partie_settings(game, players))
         hand = partie.hands.order_by("-number").first()
+        # A first hand that ended at its deal (a compulsory announcement, one in ten) waits
+        # for the next-hand timer, and this process runs none: deal on as that timer would.
+        # Left waiting, the table's client asked the finished hand ten times a second all
+        # through the run, and never moved (up to 8 tables of 50, until the fifth round).
+        while hand.status == Hand.Status.OVER:
+            dealt = partie_tick(partie_id=partie.pk, at=timezone.now())
+            assert dealt is not None, f"bench {t}: no next hand was dealt"
+            hand = dealt
         out.append({"partie": partie, "hand": hand, "users": seated})
     analyze()
     return out

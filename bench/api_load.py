@@ -165,6 +165,7 @@ async def next_hand(http: Http, rec: Recorder, base: str, table: dict,
     delay = 0.002
     session = table["seats"][0]["session"]
     while time.perf_counter() < stop:
+        rec.count("next_hand_asked")  # only when the answer did not name it: should stay rare
         status, body = await call(http, rec, "hand_get", "GET",
                                   f"{base}/api/hands/{over['hand']}/", session)
         if status == 200 and body.get("next_hand"):

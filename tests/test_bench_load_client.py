@@ -1,0 +1,72 @@
+"""The benchmark's load generator speaks HTTP/1.1 by itself (bench/api_load.py, ``Http``): what
+it sends, and how it reads an answer with a length, in chunks, or none at all."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+_spec = importlib.util.spec_from_file_location(
+    "api_load", Path(__file__).resolve().parent.parent / "bench" / "api_load.py")
+assert _spec is not None and _spec.loader is not None
+api_load: Any = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(api_load)
+
+
+async def _exchange(answer: bytes, method: str, body: bytes | None,
+                    timeout: float = 5.0) -> tuple[int, bytes, bytes]:
+    """One request through ``Http`` to a server that records it and writes ``answer``."""
+    received: list[bytes] = []
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = [int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                  if line.lower().startswith(b"content-length:")]
+        received.append(head + (await reader.readexactly(length[0]) if length else b""))
+        if answer:
+            writer.write(answer)
+            await writer.drain()
+            writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        http = api_load.Http(f"http://127.0.0.1:{port}", timeout)
+        status, content = await http.request(method, "/api/x/", {"Cookie": "sessionid=s"}, body)
+    finally:
+        server.close()
+    return status, content, received[0]
+
+
+def test_a_post_is_sent_whole_and_an_answer_with_a_length_is_read() -> None:
+    body = json.dumps({"seq": 3}).encode()
+    answer = (b"HTTP/1.1 201 Created\r\nContent-Type: application/json\r\n"
+              b"Content-Length: 9\r\nConnection: close\r\n\r\n{\"ok\": 1}")
+
+    status, content, sent = asyncio.run(_exchange(answer, "POST", body))
+
+    assert (status, content) == (201, b'{"ok": 1}')
+    head, _, sent_body = sent.partition(b"\r\n\r\n")
+    assert head.startswith(b"POST /api/x/ HTTP/1.1\r\n")
+    assert b"\r\nConnection: close" in head and b"\r\nCookie: sessionid=s" in head
+    assert b"\r\nContent-Length: %d" % len(body) in head
+    assert sent_body == body
+
+
+def test_an_answer_in_chunks_is_put_together() -> None:
+    answer = (b"HTTP/1.1 409 Conflict\r\nTransfer-Encoding: chunked\r\n\r\n"
+              b"4\r\n{\"a\"\r\n5;ext=1\r\n: 12}\r\n0\r\n\r\n")
+
+    status, content, _ = asyncio.run(_exchange(answer, "GET", None))
+
+    assert (status, content) == (409, b'{"a": 12}')
+
+
+def test_a_server_that_never_answers_is_a_timeout() -> None:
+    with pytest.raises(TimeoutError):
+        asyncio.run(_exchange(b"", "GET", None, timeout=0.2))
