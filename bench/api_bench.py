@@ -314,9 +314,15 @@ def http_phases(args: argparse.Namespace, env: dict[str, str], work: Path,
                                                        2)
                 result["db_cpu_ms_per_op"] = round(1000 * watch.result["db_cpu_s"] / ops, 2)
             out.setdefault(name, []).append(result)
+            # Requests without a whole answer (refused, timed out, cut short): the phase's
+            # figures do not count them, so a run that has any says so.
+            result["failed_requests"] = result["counts_with_warmup"].get("failed", 0)
             log(f"{name}: " + ", ".join(f"{k} {result.get(k)}" for k in
                                         ("moves_per_s", "requests_per_s", "others_cpu_share",
-                                         "machine_busy_share") if k in result))
+                                         "machine_busy_share", "failed_requests")
+                                        if k in result))
+            if result["failed_requests"]:
+                log(f"WARNING {name}: {result['failed_requests']} requests got no whole answer")
             return result
 
         def both(label: str, duration: float, rate: float) -> None:

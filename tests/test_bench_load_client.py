@@ -67,6 +67,43 @@ def test_an_answer_in_chunks_is_put_together() -> None:
     assert (status, content) == (409, b'{"a": 12}')
 
 
+def test_an_answer_cut_short_of_its_length_is_refused() -> None:
+    answer = b"HTTP/1.1 200 OK\r\nContent-Length: 40\r\n\r\n{\"status\": "
+
+    with pytest.raises(ValueError, match="cut short"):
+        asyncio.run(_exchange(answer, "GET", None))
+
+
+def test_a_call_without_a_whole_answer_is_a_failure_left_out_of_the_latencies() -> None:
+    rec = api_load.Recorder(start=0.0, warmup=0.0, duration=1e9)
+
+    async def call_with(answer: bytes) -> tuple[int, Any]:
+        server = await asyncio.start_server(
+            lambda r, w: _answer_and_close(r, w, answer), "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        try:
+            return await api_load.call(api_load.Http(f"http://127.0.0.1:{port}", 5.0), rec,
+                                       "hand_get", "GET", "/api/x/", "s")
+        finally:
+            server.close()
+
+    cut = asyncio.run(call_with(b"HTTP/1.1 200 OK\r\nContent-Length: 40\r\n\r\n{}"))
+    not_json = asyncio.run(call_with(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
+    whole = asyncio.run(call_with(b"HTTP/1.1 200 OK\r\nContent-Length: 8\r\n\r\n{\"a\": 1}"))
+
+    assert (cut, not_json, whole) == ((599, None), (599, None), (200, {"a": 1}))
+    assert rec.all_counts["failed"] == 2
+    assert len(rec.latency["hand_get"]) == 1
+
+
+async def _answer_and_close(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                            answer: bytes) -> None:
+    await reader.readuntil(b"\r\n\r\n")
+    writer.write(answer)
+    await writer.drain()
+    writer.close()
+
+
 def test_a_server_that_never_answers_is_a_timeout() -> None:
     with pytest.raises(TimeoutError):
         asyncio.run(_exchange(b"", "GET", None, timeout=0.2))

@@ -42,7 +42,8 @@ class MoveRequestSerializer(serializers.Serializer):
     def well_formed(cls, data: Any) -> dict[str, Any] | None:
         """``data``'s validated data, as this serializer gives it, when ``data`` is a request
         as clients write it: a JSON object with a UUID string, a non-negative integer and a move
-        whose every field is one of its choices; ``None`` for anything else, which the
+        whose every field is one of its choices (a seq below 2**63: DRF refuses integers of more
+        than 4,300 digits, which JSON cannot bring anyway); ``None`` for anything else, which the
         serializer then validates, refusing it with its messages.
 
         Every move is a POST, and building this serializer (DRF deep-copies its fields for
@@ -52,7 +53,7 @@ class MoveRequestSerializer(serializers.Serializer):
         if type(data) is not dict:  # a QueryDict (a form) goes to the serializer
             return None
         command_id, seq, move = data.get("command_id"), data.get("seq"), data.get("move")
-        if (type(command_id) is not str or type(seq) is not int or seq < 0
+        if (type(command_id) is not str or type(seq) is not int or not 0 <= seq < 2**63
                 or type(move) is not dict or type(move.get("type")) is not str
                 or move["type"] not in MOVE_TYPES):
             return None

@@ -7,7 +7,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from games.api.serializers import MOVE_TYPES, MoveRequestSerializer
@@ -32,27 +32,59 @@ _odd = st.one_of(
                      "{" + str(uuid.uuid4()) + "}", str(uuid.uuid4()).upper(), "not a uuid"]),
     st.text(max_size=4), st.lists(st.integers(), max_size=2),
 )
-_move = st.dictionaries(st.sampled_from(["type", "card", "suit", "other"]),
-                        st.one_of(_odd, st.sampled_from(MOVE_TYPES), st.sampled_from(FULL_DECK),
-                                  st.sampled_from(list(SUITS))), max_size=4)
-_request = st.one_of(
-    st.dictionaries(st.sampled_from(["command_id", "seq", "move", "extra"]),
-                    st.one_of(_odd, _move, st.integers(0, 10**12)), max_size=4),
-    st.builds(lambda c, s, m: {"command_id": c, "seq": s, "move": m},
-              st.one_of(st.uuids().map(str), _odd), st.one_of(st.integers(-2, 10**6), _odd),
-              st.one_of(_move, _odd)),
-    _odd,
-)
+_spellings = st.uuids().flatmap(lambda u: st.sampled_from(
+    [str(u), u.hex, str(u).upper(), "urn:uuid:" + str(u), "{" + str(u) + "}"]))
+_valid_move = st.builds(
+    lambda t, card, suit, keys, extra: {
+        "type": t, **({"card": card} if "card" in keys else {}),
+        **({"suit": suit} if "suit" in keys else {}), **extra},
+    st.sampled_from(MOVE_TYPES), st.one_of(st.none(), st.sampled_from(FULL_DECK)),
+    st.one_of(st.none(), st.sampled_from(list(SUITS))),
+    st.sets(st.sampled_from(["card", "suit"])),
+    st.dictionaries(st.sampled_from(["other", "seat"]), _odd, max_size=1))
+_valid = st.builds(lambda c, seq, m, extra: {"command_id": c, "seq": seq, "move": m, **extra},
+                   _spellings, st.integers(0, 2**63 - 1), _valid_move,
+                   st.dictionaries(st.sampled_from(["extra", "hand"]), _odd, max_size=1))
+
+
+@st.composite
+def _request(draw: st.DrawFn) -> Any:
+    """A request as clients write it (UUID spellings, nulls and extra keys included), or the
+    same with one field, or the move's, replaced by an odd value, or no request at all."""
+    kind = draw(st.sampled_from(["valid", "field", "move field", "odd"]))
+    if kind == "odd":
+        return draw(st.one_of(_odd, st.dictionaries(st.text(max_size=8), _odd, max_size=3)))
+    data = draw(_valid)
+    if kind == "field":
+        data[draw(st.sampled_from(["command_id", "seq", "move"]))] = draw(_odd)
+    elif kind == "move field":
+        data["move"][draw(st.sampled_from(["type", "card", "suit"]))] = draw(_odd)
+    return data
 
 
 @settings(max_examples=1500, deadline=None)
-@given(_request)
+@given(_request())
 def test_the_quick_check_accepts_only_what_the_serializer_accepts_and_gives_the_same(
         data: Any) -> None:
     quick = MoveRequestSerializer.well_formed(data)
 
+    event("quick check: " + ("accepted" if quick is not None else "left to the serializer"))
     if quick is not None:
         assert _by_serializer(data) == quick
+
+
+def test_the_requests_drawn_are_accepted_and_refused_both_often() -> None:
+    """The property above compares only what the quick check accepts: make sure it sees much
+    of that, and of what it leaves."""
+    seen: list[bool] = []
+
+    @settings(max_examples=400, deadline=None, database=None)
+    @given(_request())
+    def draw(data: Any) -> None:
+        seen.append(MoveRequestSerializer.well_formed(data) is not None)
+
+    draw()
+    assert 0.2 < sum(seen) / len(seen) < 0.8, sum(seen) / len(seen)
 
 
 @settings(max_examples=300, deadline=None)
