@@ -18,22 +18,28 @@ api_load: Any = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(api_load)
 
 
+async def _answer_and_close(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                            answer: bytes, received: list[bytes] | None = None) -> None:
+    """The test server: reads one request (into ``received``, if given), writes ``answer``
+    and closes; with no answer, it leaves the client waiting."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = [int(line.split(b":")[1]) for line in head.split(b"\r\n")
+              if line.lower().startswith(b"content-length:")]
+    request = head + (await reader.readexactly(length[0]) if length else b"")
+    if received is not None:
+        received.append(request)
+    if answer:
+        writer.write(answer)
+        await writer.drain()
+        writer.close()
+
+
 async def _exchange(answer: bytes, method: str, body: bytes | None,
                     timeout: float = 5.0) -> tuple[int, bytes, bytes]:
     """One request through ``Http`` to a server that records it and writes ``answer``."""
     received: list[bytes] = []
-
-    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        head = await reader.readuntil(b"\r\n\r\n")
-        length = [int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                  if line.lower().startswith(b"content-length:")]
-        received.append(head + (await reader.readexactly(length[0]) if length else b""))
-        if answer:
-            writer.write(answer)
-            await writer.drain()
-            writer.close()
-
-    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    server = await asyncio.start_server(
+        lambda r, w: _answer_and_close(r, w, answer, received), "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
     try:
         http = api_load.Http(f"http://127.0.0.1:{port}", timeout)
@@ -94,14 +100,6 @@ def test_a_call_without_a_whole_answer_is_a_failure_left_out_of_the_latencies() 
     assert (cut, not_json, whole) == ((599, None), (599, None), (200, {"a": 1}))
     assert rec.all_counts["failed"] == 2
     assert len(rec.latency["hand_get"]) == 1
-
-
-async def _answer_and_close(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                            answer: bytes) -> None:
-    await reader.readuntil(b"\r\n\r\n")
-    writer.write(answer)
-    await writer.drain()
-    writer.close()
 
 
 def test_a_server_that_never_answers_is_a_timeout() -> None:
