@@ -54,6 +54,9 @@ class Table:
     #: The command that ended the hand also dealt the next one (moves._deal_at_once): the
     #: next-hand timer queued by the hand's end has nothing left to do and is not queued.
     next_hand_dealt: bool = False
+    #: The partie's fields the command changed (a hand's end, a deal), written with the hand's
+    #: row (``partie_writes``, given to store.save) rather than by a statement of their own.
+    partie_fields: set[str] = field(default_factory=set)
 
     def on_commit(self, callback: Callable[[], None]) -> None:
         if self.one_statement:
@@ -67,6 +70,13 @@ class Table:
 
     def seat_of(self, user_id: Any) -> int | None:
         return next((s.number for s in self.seats if s.player_id == user_id), None)
+
+    def partie_writes(self) -> list[Any]:
+        """The partie's update, for store.save's ``also`` (none if the command changed none of
+        its fields)."""
+        if not self.partie_fields:
+            return []
+        return [store.update_statement(self.partie, sorted(self.partie_fields))]
 
 
 def bot_move(
@@ -192,7 +202,7 @@ def _finish(table: Table, hand: Hand, loaded: store.Loaded, *, now: datetime) ->
     if partie.game == "comet":
         partie.comet_played_last = bool(loaded.game.comet_played(loaded.state))  # type: ignore[attr-defined]
     partie.next_hand_at = now + partie.pause_between_hands
-    store.update(partie, ["comet_played_last", "next_hand_at"])
+    table.partie_fields.update(("comet_played_last", "next_hand_at"))  # written with the hand
     partie_id, at = partie.pk, partie.next_hand_at
 
     def schedule() -> None:

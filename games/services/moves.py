@@ -24,7 +24,7 @@ from games.models import Command, Hand, Partie
 
 from . import recent, store
 from .advance import NeedsTransaction, Table, advance, apply_move, fire
-from .parties import partie_tick
+from .parties import deal_after
 
 logger = logging.getLogger(__name__)
 
@@ -85,12 +85,13 @@ def move_play(
         # The Command row's primary key refuses an id that answers a move elsewhere (see
         # _answered_before): CommandConflict, and the whole move rolls back.
         if hand.status == Hand.Status.OVER:
-            # The hand is written first: the deal reads the partie's last hand, this one.
-            store.save(hand, loaded, pending=table.events)
-            response["next_hand"] = _deal_at_once(table, at)
+            # The hand is written first, the partie with it (its next_hand_at: the deal is due).
+            store.save(hand, loaded, pending=table.events, also=table.partie_writes())
+            response["next_hand"] = _deal_at_once(table, hand, at)
             store.insert(Command, [command])
         else:
-            store.save(hand, loaded, pending=table.events, command=command)
+            store.save(hand, loaded, pending=table.events, command=command,
+                       also=table.partie_writes())
         return MovePlayed(response=response, hand=hand, loaded=loaded, seat=seat)
 
 
@@ -166,7 +167,7 @@ def _in_one_statement(hand_id: uuid.UUID, user: AbstractBaseUser, move: Move, se
     return MovePlayed(response=response, hand=hand, loaded=loaded, seat=seat)
 
 
-def _deal_at_once(table: Table, at: datetime) -> dict[str, Any] | None:
+def _deal_at_once(table: Table, last: Hand, at: datetime) -> dict[str, Any] | None:
     """A partie without a pause between hands deals its next hand in the command that ended
     the last one (as a table without delays plays a forced move at once), so that the players
     learn it from the answer instead of asking until a timer has dealt it. The id and number
@@ -182,7 +183,7 @@ def _deal_at_once(table: Table, at: datetime) -> dict[str, Any] | None:
     first = None
     for _ in range(CHAINED_DEALS):
         try:
-            dealt = partie_tick(partie_id=table.partie.pk, at=at)  # its own savepoint
+            dealt = deal_after(table=table, last=last, at=at)  # its own savepoint
         except Exception:
             # The hand's end must not depend on the next deal: that is rolled back alone, and
             # the timer (scheduled when the hand ended) or the sweeper deals it again.
@@ -191,6 +192,7 @@ def _deal_at_once(table: Table, at: datetime) -> dict[str, Any] | None:
             break
         if dealt is None:
             break
+        last = dealt
         if first is None:
             first = dealt
             table.next_hand_dealt = True
@@ -234,7 +236,7 @@ def deadline_fire(*, hand_id: Any, seq: int, at: datetime) -> bool:
             return False
         loaded = store.load(hand)
         loaded = fire(table, hand, loaded, now=at)
-        store.save(hand, loaded, pending=table.events)
+        store.save(hand, loaded, pending=table.events, also=table.partie_writes())
         if hand.status == Hand.Status.OVER:
-            _deal_at_once(table, at)
+            _deal_at_once(table, hand, at)
         return True

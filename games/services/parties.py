@@ -15,7 +15,7 @@ from games.errors import GameError, InvalidPartie, PartieOver
 from games.models import Hand, HandSeed, Partie, Seat
 
 from . import chips, recent, store
-from .advance import advance, table_for
+from .advance import Table, advance, table_for
 
 BOT_NAMES = ("random", "heuristic", "timeout")
 
@@ -131,9 +131,28 @@ def partie_tick(*, partie_id: Any, at: datetime) -> Hand | None:
         return _deal(partie, last, at)
 
 
-def _deal(partie: Partie, last: Hand | None, at: datetime) -> Hand | None:
-    """``hand_deal``'s work, the partie locked and its ``last`` hand over."""
-    table = table_for(partie)
+def deal_after(*, table: Table, last: Hand, at: datetime) -> Hand | None:
+    """``partie_tick`` for the command that has just ended ``last`` (moves._deal_at_once), in
+    that command's transaction: the partie's row locked in one statement, its last hand known
+    (the command holds ``last``'s row, so no other hand can have been dealt after it), and the
+    seats and ledger accounts the command read taken over (their balances as its payments left
+    them; the antes' posting checks them again under the accounts' locks)."""
+    with transaction.atomic():
+        partie = store.lock_partie_row(table.partie.pk)
+        if partie is None or partie.status == Partie.Status.OVER:
+            return None
+        if partie.next_hand_at is None or partie.next_hand_at > at:
+            return None
+        dealer = Table(partie=partie, seats=table.seats)
+        dealer.accounts = table.accounts
+        return _deal(partie, last, at, dealer)
+
+
+def _deal(partie: Partie, last: Hand | None, at: datetime,
+          table: Table | None = None) -> Hand | None:
+    """``hand_deal``'s work, the partie locked and its ``last`` hand over; ``table``: its seats
+    (with their users) and accounts, if the caller holds them."""
+    table = table or table_for(partie)
     n = len(table.seats)
     chips_now = chips.wallet_balances(partie=partie, seats=table.seats, accounts=table.accounts)
     if _end_reason(partie, last, chips_now, at):
@@ -149,7 +168,7 @@ def _deal(partie: Partie, last: Hand | None, at: datetime) -> Hand | None:
             partie.options, partie.comet_payment_due, partie.comet_played_last)
         extra["comet_payment_due"] = partie.comet_payment_due
     partie.next_hand_at = None
-    store.update(partie, ["comet_payment_due", "next_hand_at"])
+    table.partie_fields.update(("comet_payment_due", "next_hand_at"))  # written with the hand
     commit = commitment(seed)
     hand = Hand(partie=partie, number=(last.number + 1) if last else 1, dealer=dealer,
                 commitment=commit, last_hash=commit, started_at=at)
@@ -166,7 +185,7 @@ def _deal(partie: Partie, last: Hand | None, at: datetime) -> Hand | None:
     loaded = store.Loaded(game=engine, state=engine.replay(deck, opening),
                           last_hash=sealed[-1]["hash"])
     loaded = advance(table, hand, loaded, now=at)
-    store.save(hand, loaded, pending=table.events)
+    store.save(hand, loaded, pending=table.events, also=table.partie_writes())
     if store.writes_in_one_statement():  # its first move need not read it (recent.py)
         transaction.on_commit(lambda: recent.hands.keep(hand, table.seats, loaded))
     return hand

@@ -40,6 +40,8 @@ from ledger.models import Account, AccountKind
 logger = logging.getLogger(__name__)
 
 SNAPSHOT_PROTOCOL = 5
+#: A statement for ``_execute``: the model it writes, its SQL (``%s`` placeholders), its values.
+_Statement = tuple[type[models.Model], str, list[Any]]
 COMMAND_REUSED = "this command_id was already used for another move"
 #: Every field of the hand row a command may change (``save``): its place in the chain, its
 #: state, and its pending decision.
@@ -103,10 +105,12 @@ def replay(hand: Hand) -> Loaded:
 
 
 def save(hand: Hand, loaded: Loaded, *, pending: Sequence[dict[str, Any]] = (),
-         command: dict[str, Any] | None = None) -> None:
+         command: dict[str, Any] | None = None, also: Sequence[_Statement] = ()) -> None:
     """Write what a command did: its ``pending`` events (``append``'s rows), the hand row with
     the state it reached (the snapshot at ``last_seq``) and its ``Command`` row, if any. A hand
-    being dealt (not saved yet) is inserted with its seed (``hand.secret``) instead.
+    being dealt (not saved yet) is inserted with its seed (``hand.secret``) instead. ``also``:
+    other rows the command changed (``update_statement``: the partie's, as a hand ends or is
+    dealt), written in the same statement, before the rest.
 
     On PostgreSQL this is one statement (the inserts as common table expressions of the
     hand's update): one round trip and one statement to plan instead of three. The (hand, seq)
@@ -122,9 +126,11 @@ def save(hand: Hand, loaded: Loaded, *, pending: Sequence[dict[str, Any]] = (),
     hand.last_hash = loaded.last_hash
     hand.snapshot = freeze(loaded.state, hand.last_seq)
     if pending and not hand._state.adding and writes_in_one_statement():
-        _execute_guarded(hand, pending, command, read_seq=pending[0]["seq"] - 1)
+        _execute_guarded(hand, pending, command, read_seq=pending[0]["seq"] - 1, also=also)
         return
-    writes = [_insert_statement(HandEvent, pending)] if pending else []
+    writes = list(also)
+    if pending:
+        writes.append(_insert_statement(HandEvent, pending))
     if command is not None:
         writes.append(_insert_statement(Command, [command]))
     if hand._state.adding:  # a hand being dealt: its row is written once, as it ends the deal
@@ -266,7 +272,8 @@ def lock_hand(hand_id: Any) -> tuple[Hand, list[Seat]]:
 
 def read_hand(hand_id: Any, *, lock: bool = False) -> tuple[Hand, list[Seat]]:
     """The hand with its partie and seed (``hand.partie``, ``hand.secret``), and the partie's
-    seats in order, without their users (only their ids are needed), in one statement."""
+    seats in order, each with its user's id and username (``seat.player``, as ``seats`` gives
+    them: the deal that a hand's last move makes names the players), in one statement."""
     hand, seats, _ = _read_hand(hand_id, lock=lock, with_next=False)
     return hand, seats
 
@@ -297,15 +304,13 @@ def _read_hand(hand_id: Any, *, lock: bool,
     if secret.pk is not None:
         hand.secret = secret
     if db.vendor == "postgresql":  # one row, the seats' columns as arrays
-        seat_rows = list(zip(*rows[0][-4:], strict=True))
+        seat_rows = list(zip(*rows[0][-5:], strict=True))
     else:  # a row per seat, the hand, partie and seed repeated on each
-        seat_rows = [row[-4:] for row in rows]
-    names = ["id", "partie_id", "number", "player_id", "bot"]
-    seats = [Seat.from_db(db.alias, names, (pk, partie.pk, number, player_id, bot))
-             for pk, number, player_id, bot in seat_rows]
+        seat_rows = [row[-5:] for row in rows]
+    seats = [_seat(db, partie.pk, *row) for row in seat_rows]
     following = None
     if with_next:
-        next_id, next_number = rows[0][-6:-4]
+        next_id, next_number = rows[0][-7:-5]
         if next_id is not None:
             following = hand_ref(_converted(Hand._meta.pk, next_id), next_number)
     return hand, seats, following
@@ -324,22 +329,28 @@ def _read_hand_sql(vendor: str, lock: bool, with_next: bool = False) -> str:
     db = _db()
     qn = db.ops.quote_name
     hands, seats = qn(Hand._meta.db_table), qn(Seat._meta.db_table)
+    user = get_user_model()
+    users, user_pk = qn(user._meta.db_table), qn(user._meta.pk.column)
+    username = qn(user._meta.get_field(user.USERNAME_FIELD).column)
     # The next hand only once this one is over (before, there is none to find).
     following = (f"LEFT JOIN {hands} n ON n.partie_id = h.partie_id "
                  f"AND n.number = h.number + 1 AND h.status = %s " if with_next else "")
     if vendor == "postgresql":
         # One row: the seats' columns as arrays. A row per seat would repeat the hand's
         # snapshot on each, decoded again each time.
-        seat_columns = "s.ids, s.numbers, s.players, s.bots"
+        seat_columns = "s.ids, s.numbers, s.players, s.bots, s.names"
         seat_join = (f"CROSS JOIN LATERAL (SELECT array_agg(s.id ORDER BY s.number), "
                      f"array_agg(s.number ORDER BY s.number), "
                      f"array_agg(s.player_id ORDER BY s.number), "
-                     f"array_agg(s.bot ORDER BY s.number) FROM {seats} s "
-                     f"WHERE s.partie_id = h.partie_id) AS s(ids, numbers, players, bots) ")
+                     f"array_agg(s.bot ORDER BY s.number), "
+                     f"array_agg(u.{username} ORDER BY s.number) FROM {seats} s "
+                     f"JOIN {users} u ON u.{user_pk} = s.player_id "
+                     f"WHERE s.partie_id = h.partie_id) AS s(ids, numbers, players, bots, names) ")
         order = ""
     else:
-        seat_columns = "s.id, s.number, s.player_id, s.bot"
-        seat_join = f"JOIN {seats} s ON s.partie_id = p.id "
+        seat_columns = f"s.id, s.number, s.player_id, s.bot, u.{username}"
+        seat_join = (f"JOIN {seats} s ON s.partie_id = p.id "
+                     f"JOIN {users} u ON u.{user_pk} = s.player_id ")
         order = " ORDER BY s.number"
     sql = (f"SELECT {_columns(vendor, Hand, 'h')}, {_columns(vendor, Partie, 'p')}, "
            f"{_columns(vendor, HandSeed, 'k')}, "
@@ -353,9 +364,9 @@ def _read_hand_sql(vendor: str, lock: bool, with_next: bool = False) -> str:
     return sql + " FOR UPDATE OF h" if lock and db.features.has_select_for_update_of else sql
 
 
-def lock_partie(partie_id: Any) -> tuple[Partie | None, Hand | None]:
-    """The partie, its row locked until the end of the transaction (the dealer's lock), and its
-    last hand (``None`` before the first); ``(None, None)`` if there is no such partie."""
+def lock_partie_row(partie_id: Any) -> Partie | None:
+    """The partie, its row locked until the end of the transaction (the dealer's lock), or
+    ``None`` if there is no such partie."""
     db = _db()
     qn = db.ops.quote_name
     lock = " FOR UPDATE" if db.features.has_select_for_update else ""
@@ -364,8 +375,18 @@ def lock_partie(partie_id: Any) -> tuple[Partie | None, Hand | None]:
                        f"FROM {qn(Partie._meta.db_table)} p WHERE p.id = %s{lock}",
                        [Partie._meta.pk.get_db_prep_value(partie_id, db)])
         row = cursor.fetchone()
-        if row is None:
-            return None, None
+    return None if row is None else instances(row, Partie)[0]
+
+
+def lock_partie(partie_id: Any) -> tuple[Partie | None, Hand | None]:
+    """``lock_partie_row``, and the partie's last hand (``None`` before the first);
+    ``(None, None)`` if there is no such partie."""
+    partie = lock_partie_row(partie_id)
+    if partie is None:
+        return None, None
+    db = _db()
+    qn = db.ops.quote_name
+    with _cursor(db) as cursor:
         # A statement of its own, after the lock: one waiting for a concurrent dealer must see
         # the hand he dealt (a join in the locking statement would read the hands as they were
         # before the wait).
@@ -373,7 +394,7 @@ def lock_partie(partie_id: Any) -> tuple[Partie | None, Hand | None]:
                        f"h WHERE h.partie_id = %s ORDER BY h.number DESC LIMIT 1",
                        [Partie._meta.pk.get_db_prep_value(partie_id, db)])
         last = cursor.fetchone()
-    return instances(row, Partie)[0], (instances(last, Hand)[0] if last else None)
+    return partie, (instances(last, Hand)[0] if last else None)
 
 
 def seats(partie: Partie) -> list[Seat]:
@@ -389,14 +410,18 @@ def seats(partie: Partie) -> list[Seat]:
     with _cursor(db) as cursor:
         cursor.execute(sql, [Partie._meta.pk.get_db_prep_value(partie.pk, db)])
         rows = cursor.fetchall()
-    out = []
-    for pk, number, player_id, bot, username in rows:
-        seat = Seat.from_db(db.alias, ["id", "partie_id", "number", "player_id", "bot"],
-                            (pk, partie.pk, number, player_id, bot))
-        seat.player = user.from_db(db.alias, [user._meta.pk.attname, user.USERNAME_FIELD],
-                                   (player_id, username))
-        out.append(seat)
-    return out
+    return [_seat(db, partie.pk, *row) for row in rows]
+
+
+def _seat(db: Any, partie_id: Any, pk: Any, number: int, player_id: Any, bot: str,
+          username: str) -> Seat:
+    """A seat read by plain SQL, with its user's id and username (the rest is read if asked)."""
+    seat = Seat.from_db(db.alias, ["id", "partie_id", "number", "player_id", "bot"],
+                        (pk, partie_id, number, player_id, bot))
+    user = get_user_model()
+    seat.player = user.from_db(db.alias, [user._meta.pk.attname, user.USERNAME_FIELD],
+                               (player_id, username))
+    return seat
 
 
 def accounts(*, club_key: str, owners: Sequence[Any], pot_ref: str) -> list[Account]:
@@ -431,7 +456,9 @@ def update(instance: models.Model, names: Sequence[str]) -> None:
     _execute([_update_statement(instance, names)])
 
 
-_Statement = tuple[type[models.Model], str, list[Any]]
+def update_statement(instance: models.Model, names: Sequence[str]) -> _Statement:
+    """``update``'s statement, to be written with a hand's row (``save``'s ``also``)."""
+    return _update_statement(instance, names)
 
 
 def _insert_statement(model: type[models.Model], rows: Sequence[dict[str, Any]], *,
@@ -474,13 +501,15 @@ def _execute(statements: Sequence[_Statement]) -> None:
 
 
 def _execute_guarded(hand: Hand, pending: Sequence[dict[str, Any]],
-                     command: dict[str, Any] | None, *, read_seq: int) -> None:
+                     command: dict[str, Any] | None, *, read_seq: int,
+                     also: Sequence[_Statement] = ()) -> None:
     """PostgreSQL: ``save``'s statement, its update first and guarded: ``WITH u AS (UPDATE the
     hand … WHERE id = … AND last_seq = <read_seq> AND status = 'playing' RETURNING id), w0 AS
-    (INSERT the events, their hand_id taken from u), w1 AS (INSERT the command) SELECT … FROM
-    u``. If the row does not match, u is empty, the events' hand_id is NULL and the statement
-    fails on that NOT NULL constraint, writing nothing. The update, read by the events, runs
-    before them: it takes the hand's row lock before any event key is inserted."""
+    (INSERT the events, their hand_id taken from u), w1 AS (INSERT the command), a0 AS (``also``'s
+    first statement)… SELECT … FROM u``. If the row does not match, u is empty, the events'
+    hand_id is NULL and the statement fails on that NOT NULL constraint, writing nothing. The
+    update, read by the events, runs before them: it takes the hand's row lock before any event
+    key is inserted."""
     db = _db()
     qn = db.ops.quote_name
     pk = qn(Hand._meta.pk.column)
@@ -496,6 +525,9 @@ def _execute_guarded(hand: Hand, pending: Sequence[dict[str, Any]],
         _, command_sql, command_params = _insert_statement(Command, [command])
         parts.append(f"w1 AS ({command_sql})")
         params += command_params
+    for i, (_, other_sql, other_params) in enumerate(also):
+        parts.append(f"a{i} AS ({other_sql})")
+        params += other_params
     with _cursor(db) as cursor:
         try:
             cursor.execute(f"WITH {', '.join(parts)} SELECT {pk} FROM u", params)

@@ -193,7 +193,7 @@ def test_a_failed_deal_leaves_the_hand_ended_and_the_next_deal_to_the_timer(peop
     def broken(**kwargs: Any) -> None:
         raise RuntimeError("the deal broke")
 
-    monkeypatch.setattr("games.services.moves.partie_tick", broken)
+    monkeypatch.setattr("games.services.moves.deal_after", broken)
     played = _play_to_end(first, users, random.Random(6))
 
     assert played.response["next_hand"] is None
@@ -256,7 +256,7 @@ def test_a_failed_deal_still_queues_the_next_hand_timer(
     def broken(**kwargs: Any) -> None:
         raise RuntimeError("the deal broke")
 
-    monkeypatch.setattr("games.services.moves.partie_tick", broken)
+    monkeypatch.setattr("games.services.moves.deal_after", broken)
     with django_capture_on_commit_callbacks(execute=True):
         played = _play_to_end(partie.hands.get(), users, random.Random(6))
 
