@@ -55,8 +55,11 @@ class Table:
     #: next-hand timer queued by the hand's end has nothing left to do and is not queued.
     next_hand_dealt: bool = False
     #: The partie's fields the command changed (a hand's end, a deal), written with the hand's
-    #: row (``partie_writes``, given to store.save) rather than by a statement of their own.
+    #: row (store.save's ``partie_fields``) rather than by a statement of their own.
     partie_fields: set[str] = field(default_factory=set)
+    #: The partie's row is locked by this command's transaction, and ``partie`` holds it as it
+    #: is now (store.save read it back as it wrote the hand's end): a deal takes it as it is.
+    partie_locked: bool = False
 
     def on_commit(self, callback: Callable[[], None]) -> None:
         if self.one_statement:
@@ -70,13 +73,6 @@ class Table:
 
     def seat_of(self, user_id: Any) -> int | None:
         return next((s.number for s in self.seats if s.player_id == user_id), None)
-
-    def partie_writes(self) -> list[Any]:
-        """The partie's update, for store.save's ``also`` (none if the command changed none of
-        its fields)."""
-        if not self.partie_fields:
-            return []
-        return [store.update_statement(self.partie, sorted(self.partie_fields))]
 
 
 def bot_move(

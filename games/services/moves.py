@@ -65,6 +65,25 @@ def move_play(
         played = _in_one_statement(hand_id, user, move, seq, command_id, at, request)
         if played is not None:
             return played
+    try:
+        return _in_transaction(hand_id, user, move, seq, command_id, at, request, deal=True)
+    except _DealFailed:
+        # Rolled back whole: played again, the hand ends without its successor, which the
+        # timer queued by the hand's end deals (as it deals any hand after a pause).
+        return _in_transaction(hand_id, user, move, seq, command_id, at, request, deal=False)
+
+
+class _DealFailed(Exception):  # noqa: N818 - a signal, not an error
+    """The next hand's deal failed in the transaction of the move that ended the last one: that
+    transaction is rolled back, and the move played again without the deal."""
+
+
+def _in_transaction(hand_id: uuid.UUID, user: AbstractBaseUser, move: Move, seq: int,
+                    command_id: uuid.UUID, at: datetime, request: dict[str, Any], *,
+                    deal: bool) -> MovePlayed:
+    """The move in a transaction, the hand locked: any move ``_in_one_statement`` leaves (a
+    retry, a refusal, chips to post, the hand's end). ``deal``: a hand it ends is followed by
+    the next in the same transaction (``_deal_at_once``); a failed deal raises _DealFailed."""
     with transaction.atomic():
         hand, table = _locked_table(hand_id)
         seat = table.seat_of(user.pk)
@@ -86,12 +105,14 @@ def move_play(
         # _answered_before): CommandConflict, and the whole move rolls back.
         if hand.status == Hand.Status.OVER:
             # The hand is written first, the partie with it (its next_hand_at: the deal is due).
-            store.save(hand, loaded, pending=table.events, also=table.partie_writes())
-            response["next_hand"] = _deal_at_once(table, hand, at)
-            store.insert(Command, [command])
+            table.partie_locked = store.save(hand, loaded, pending=table.events,
+                                             partie_fields=table.partie_fields)
+            written = deal and _deal_at_once(table, hand, at, command=command)
+            if not written:  # no deal, or none was due: the command's row on its own
+                store.insert(Command, [command])
         else:
             store.save(hand, loaded, pending=table.events, command=command,
-                       also=table.partie_writes())
+                       partie_fields=table.partie_fields)
         return MovePlayed(response=response, hand=hand, loaded=loaded, seat=seat)
 
 
@@ -167,28 +188,38 @@ def _in_one_statement(hand_id: uuid.UUID, user: AbstractBaseUser, move: Move, se
     return MovePlayed(response=response, hand=hand, loaded=loaded, seat=seat)
 
 
-def _deal_at_once(table: Table, last: Hand, at: datetime) -> dict[str, Any] | None:
+def _deal_at_once(table: Table, last: Hand, at: datetime,
+                  command: dict[str, Any] | None = None) -> bool:
     """A partie without a pause between hands deals its next hand in the command that ended
     the last one (as a table without delays plays a forced move at once), so that the players
-    learn it from the answer instead of asking until a timer has dealt it. The id and number
-    of that hand, or ``None``: a pause to wait (the timer deals), or the partie is over (its
-    end condition was met, and this command closed it).
+    learn it from the answer instead of asking until a timer has dealt it. Nothing to do when
+    there is a pause to wait (the timer deals), or when the partie is over (its end condition
+    was met, and this command closed it).
+
+    A move's ``command`` row is written with the first new hand's row, its answer naming that
+    hand (``next_hand``); then True. That first deal is part of the move's transaction: if it
+    fails, _DealFailed, and the move is played again without it (move_play), since the hand's
+    end must not depend on the next deal. Without ``command`` (a timer's move), it has a
+    savepoint of its own instead, and a failure rolls back the deal alone.
 
     A new hand that ends at its deal (a forced announcement, a table of bots) is followed at
-    once by the next, up to ``CHAINED_DEALS`` hands in one command; the finished hand's view
-    then names its successor, and nobody waits for a timer. Past that bound, or after a deal
-    that failed, the timer queued by the last hand's end deals the next."""
+    once by the next, up to ``CHAINED_DEALS`` hands in one command, each in a savepoint; the
+    finished hand's view then names its successor, and nobody waits for a timer. Past that
+    bound, or after a deal that failed, the timer queued by the last hand's end deals the
+    next."""
     if table.partie.pause_between_hands:
-        return None
+        return False
     first = None
     for _ in range(CHAINED_DEALS):
+        alone = first is None and command is not None
         try:
-            dealt = deal_after(table=table, last=last, at=at)  # its own savepoint
-        except Exception:
-            # The hand's end must not depend on the next deal: that is rolled back alone, and
-            # the timer (scheduled when the hand ended) or the sweeper deals it again.
+            dealt = deal_after(table=table, last=last, at=at, savepoint=not alone,
+                               command=command if alone else None)
+        except Exception as exc:
             logger.exception("dealing the next hand of partie %s failed; left to the timer",
                              table.partie.pk)
+            if alone:
+                raise _DealFailed from exc
             break
         if dealt is None:
             break
@@ -198,7 +229,7 @@ def _deal_at_once(table: Table, last: Hand, at: datetime) -> dict[str, Any] | No
             table.next_hand_dealt = True
         if dealt.status != Hand.Status.OVER:
             break
-    return None if first is None else store.hand_ref(first.pk, first.number)
+    return first is not None and command is not None
 
 
 def _answered_before(hand: Hand, request: dict[str, Any], user: AbstractBaseUser,
@@ -236,7 +267,8 @@ def deadline_fire(*, hand_id: Any, seq: int, at: datetime) -> bool:
             return False
         loaded = store.load(hand)
         loaded = fire(table, hand, loaded, now=at)
-        store.save(hand, loaded, pending=table.events, also=table.partie_writes())
+        table.partie_locked = store.save(hand, loaded, pending=table.events,
+                                         partie_fields=table.partie_fields)
         if hand.status == Hand.Status.OVER:
-            _deal_at_once(table, hand, at)
+            _deal_at_once(table, hand, at)  # each deal in a savepoint: a timer's move
         return True

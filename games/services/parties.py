@@ -131,27 +131,34 @@ def partie_tick(*, partie_id: Any, at: datetime) -> Hand | None:
         return _deal(partie, last, at)
 
 
-def deal_after(*, table: Table, last: Hand, at: datetime) -> Hand | None:
+def deal_after(*, table: Table, last: Hand, at: datetime, savepoint: bool = True,
+               command: dict[str, Any] | None = None) -> Hand | None:
     """``partie_tick`` for the command that has just ended ``last`` (moves._deal_at_once), in
     that command's transaction: the partie's row locked in one statement, its last hand known
     (the command holds ``last``'s row, so no other hand can have been dealt after it), and the
     seats and ledger accounts the command read taken over (their balances as its payments left
-    them; the antes' posting checks them again under the accounts' locks)."""
-    with transaction.atomic():
-        partie = store.lock_partie_row(table.partie.pk)
+    them; the antes' posting checks them again under the accounts' locks).
+
+    ``savepoint``: a failure rolls back the deal alone; without, the caller's transaction is
+    broken and must be rolled back. ``command``: the ending move's Command row, written with
+    the new hand's row, its answer naming that hand (``next_hand``); not written if no hand is
+    dealt."""
+    with transaction.atomic(savepoint=savepoint):
+        partie = table.partie if table.partie_locked else store.lock_partie_row(table.partie.pk)
         if partie is None or partie.status == Partie.Status.OVER:
             return None
         if partie.next_hand_at is None or partie.next_hand_at > at:
             return None
-        dealer = Table(partie=partie, seats=table.seats)
+        dealer = Table(partie=partie, seats=table.seats, partie_locked=True)
         dealer.accounts = table.accounts
-        return _deal(partie, last, at, dealer)
+        return _deal(partie, last, at, dealer, command=command)
 
 
-def _deal(partie: Partie, last: Hand | None, at: datetime,
-          table: Table | None = None) -> Hand | None:
+def _deal(partie: Partie, last: Hand | None, at: datetime, table: Table | None = None, *,
+          command: dict[str, Any] | None = None) -> Hand | None:
     """``hand_deal``'s work, the partie locked and its ``last`` hand over; ``table``: its seats
-    (with their users) and accounts, if the caller holds them."""
+    (with their users) and accounts, if the caller holds them; ``command``: see
+    ``deal_after``."""
     table = table or table_for(partie)
     n = len(table.seats)
     chips_now = chips.wallet_balances(partie=partie, seats=table.seats, accounts=table.accounts)
@@ -185,7 +192,10 @@ def _deal(partie: Partie, last: Hand | None, at: datetime,
     loaded = store.Loaded(game=engine, state=engine.replay(deck, opening),
                           last_hash=sealed[-1]["hash"])
     loaded = advance(table, hand, loaded, now=at)
-    store.save(hand, loaded, pending=table.events, also=table.partie_writes())
+    if command is not None:
+        command["response"]["next_hand"] = store.hand_ref(hand.pk, hand.number)
+    store.save(hand, loaded, pending=table.events, partie_fields=table.partie_fields,
+               command=command)
     if store.writes_in_one_statement():  # its first move need not read it (recent.py)
         transaction.on_commit(lambda: recent.hands.keep(hand, table.seats, loaded))
     return hand

@@ -17,7 +17,7 @@ import logging
 import operator
 import pickle
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, fields, is_dataclass
 from datetime import datetime
 from typing import Any, NoReturn
@@ -106,12 +106,13 @@ def replay(hand: Hand) -> Loaded:
 
 
 def save(hand: Hand, loaded: Loaded, *, pending: Sequence[dict[str, Any]] = (),
-         command: dict[str, Any] | None = None, also: Sequence[_Statement] = ()) -> None:
+         command: dict[str, Any] | None = None, partie_fields: Collection[str] = ()) -> bool:
     """Write what a command did: its ``pending`` events (``append``'s rows), the hand row with
     the state it reached (the snapshot at ``last_seq``) and its ``Command`` row, if any. A hand
-    being dealt (not saved yet) is inserted with its seed (``hand.secret``) instead. ``also``:
-    other rows the command changed (``update_statement``: the partie's, as a hand ends or is
-    dealt), written in the same statement, before the rest.
+    being dealt (not saved yet) is inserted with its seed (``hand.secret``) instead.
+    ``partie_fields``: the fields of ``hand.partie`` the command changed (a hand's end, a deal),
+    updated in the same statement; that update locks the partie's row until the end of the
+    transaction.
 
     On PostgreSQL this is one statement (the inserts as common table expressions of the
     hand's update): one round trip and one statement to plan instead of three. The (hand, seq)
@@ -123,13 +124,18 @@ def save(hand: Hand, loaded: Loaded, *, pending: Sequence[dict[str, Any]] = (),
     their hand from that update, so that a row at another seq or no longer played, whatever
     moved it (by hand, a database restored to an earlier seq), refuses the whole statement
     too (StaleSequence). A command played without the hand's lock relies on it
-    (moves._in_one_statement)."""
+    (moves._in_one_statement).
+
+    True when ``hand.partie`` was updated and read back by that statement (PostgreSQL, a hand
+    in play): it then holds the row as it is now, locked, its other fields included (a soirée
+    may have moved its closing time since the hand was read), and a deal need not lock and
+    read it again (parties.deal_after)."""
     hand.last_hash = loaded.last_hash
     hand.snapshot = freeze(loaded.state, hand.last_seq)
     if pending and not hand._state.adding and writes_in_one_statement():
-        _execute_guarded(hand, pending, command, read_seq=pending[0]["seq"] - 1, also=also)
-        return
-    writes = list(also)
+        return _execute_guarded(hand, pending, command, read_seq=pending[0]["seq"] - 1,
+                                partie_fields=partie_fields)
+    writes = [_update_statement(hand.partie, sorted(partie_fields))] if partie_fields else []
     if pending:
         writes.append(_insert_statement(HandEvent, pending))
     if command is not None:
@@ -142,6 +148,7 @@ def save(hand: Hand, loaded: Loaded, *, pending: Sequence[dict[str, Any]] = (),
     for made in (hand, hand.secret) if hand._state.adding else ():
         made._state.adding = False
         made._state.db = _db().alias
+    return False
 
 
 def freeze(state: Any, seq: int) -> bytes:
@@ -457,11 +464,6 @@ def update(instance: models.Model, names: Sequence[str]) -> None:
     _execute([_update_statement(instance, names)])
 
 
-def update_statement(instance: models.Model, names: Sequence[str]) -> _Statement:
-    """``update``'s statement, to be written with a hand's row (``save``'s ``also``)."""
-    return _update_statement(instance, names)
-
-
 def _insert_statement(model: type[models.Model], rows: Sequence[dict[str, Any]], *,
                       given: str = "", expression: str = "") -> _Statement:
     """``INSERT … VALUES`` of ``rows``; the column ``given`` (an attname), if any, takes the SQL
@@ -559,14 +561,15 @@ def _execute(statements: Sequence[_Statement]) -> None:
 
 def _execute_guarded(hand: Hand, pending: Sequence[dict[str, Any]],
                      command: dict[str, Any] | None, *, read_seq: int,
-                     also: Sequence[_Statement] = ()) -> None:
+                     partie_fields: Collection[str] = ()) -> bool:
     """PostgreSQL: ``save``'s statement, its update first and guarded: ``WITH u AS (UPDATE the
     hand … WHERE id = … AND last_seq = <read_seq> AND status = 'playing' RETURNING id), w0 AS
-    (INSERT the events, their hand_id taken from u), w1 AS (INSERT the command), a0 AS (``also``'s
-    first statement)… SELECT … FROM u``. If the row does not match, u is empty, the events'
-    hand_id is NULL and the statement fails on that NOT NULL constraint, writing nothing. The
-    update, read by the events, runs before them: it takes the hand's row lock before any event
-    key is inserted."""
+    (INSERT the events, their hand_id taken from u), w1 AS (INSERT the command), p AS (UPDATE
+    the partie … RETURNING its row) SELECT … FROM u, p``. If the hand's row does not match, u is
+    empty, the events' hand_id is NULL and the statement fails on that NOT NULL constraint,
+    writing nothing. The update, read by the events, runs before them: it takes the hand's row
+    lock before any event key is inserted. True if the partie was updated (and ``hand.partie``
+    refreshed from its row)."""
     db = _db()
     qn = db.ops.quote_name
     pk = qn(Hand._meta.pk.column)
@@ -582,16 +585,27 @@ def _execute_guarded(hand: Hand, pending: Sequence[dict[str, Any]],
         _, command_sql, command_params = _insert_statement(Command, [command])
         parts.append(f"w1 AS ({command_sql})")
         params += command_params
-    for i, (_, other_sql, other_params) in enumerate(also):
-        parts.append(f"a{i} AS ({other_sql})")
-        params += other_params
+    select = f"SELECT u.{pk} FROM u"
+    if partie_fields:
+        _, partie_sql, partie_params = _update_statement(hand.partie, sorted(partie_fields))
+        columns = ", ".join(qn(f.column) for f in Partie._meta.concrete_fields)
+        parts.append(f"p AS ({partie_sql} RETURNING {columns})")
+        params += partie_params
+        select = f"SELECT u.{pk}, {_columns(db.vendor, Partie, 'p')} FROM u CROSS JOIN p"
     with _cursor(db) as cursor:
         try:
-            cursor.execute(f"WITH {', '.join(parts)} SELECT {pk} FROM u", params)
+            cursor.execute(f"WITH {', '.join(parts)} {select}", params)
         except IntegrityError as exc:
             _refuse(exc, HandEvent)
-        if cursor.fetchone() is None:  # unreachable: the events' insert failed first
-            raise DatabaseError(f"{Hand._meta.label}: the row to update was not found")
+        row = cursor.fetchone()
+    if row is None:  # the events' insert fails first if u is empty; p is the partie's own row
+        raise DatabaseError(f"{Hand._meta.label}: the row to update was not found")
+    if not partie_fields:
+        return False
+    fresh = instances(row[1:], Partie)[0]
+    for field in Partie._meta.concrete_fields:
+        setattr(hand.partie, field.attname, getattr(fresh, field.attname))
+    return True
 
 
 UNIQUE_VIOLATION, NOT_NULL_VIOLATION = "23505", "23502"

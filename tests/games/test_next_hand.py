@@ -10,6 +10,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from games.engine.base import BY_FORCED, Move
@@ -27,6 +29,7 @@ from games.services import (
     parties,
     store,
 )
+from ledger.models import JournalEntry
 from ledger.selectors import trial_balance
 
 pytestmark = pytest.mark.django_db
@@ -246,6 +249,91 @@ def test_a_next_hand_dealt_by_the_ending_move_queues_no_next_hand_timer(
 
     assert played.response["next_hand"] is not None
     assert queued == []  # the timer would only have found the hand dealt
+
+
+def test_a_deal_that_fails_after_posting_the_antes_is_rolled_back_with_the_move_and_replayed(
+        people, monkeypatch):
+    # The first deal runs in the ending move's own transaction (no savepoint): a failure there
+    # rolls everything back, and the move is played again without the deal. Nothing may be
+    # lost or written twice: not an event, not a chip, not the command.
+    partie, users = _partie(people, pause=0)
+    first = partie.hands.get()
+    failures = []
+
+    def broken_advance(*args: Any, **kwargs: Any) -> None:
+        failures.append(args[1].number)  # the hand being dealt: its antes are posted by now
+        raise RuntimeError("the deal broke after the antes")
+
+    monkeypatch.setattr(parties, "advance", broken_advance)
+    played = _play_to_end(first, users, random.Random(6))
+
+    assert failures == [2] and played.response["next_hand"] is None
+    assert partie.hands.count() == 1 and not played.retried
+    first.refresh_from_db()
+    seqs = list(first.events.order_by("seq").values_list("seq", flat=True))
+    assert seqs == list(range(1, first.last_seq + 1))  # no gap, no event written twice
+    ending = Command.objects.filter(hand=first, response__seq=played.response["seq"])
+    assert [c.response for c in ending] == [played.response]  # written once, as answered
+    assert chips.reconcile_hand(hand=first) == []  # one ledger entry per payment, no antes
+    assert not JournalEntry.objects.filter(memo__contains="hand 2 ").exists()
+    assert trial_balance(club_key=partie.club_key).total == 0
+    monkeypatch.undo()
+    second = partie_tick(partie_id=partie.pk, at=T0 + timedelta(seconds=2))  # the timer
+    assert second is not None and second.number == 2
+
+
+def test_the_deal_after_an_ending_move_sees_the_partie_as_it_is_now(people, monkeypatch):
+    # The move read its partie unlocked, with its hand; a soirée closed early in the meantime
+    # (deal_until moved into the past). The deal must see that and close the partie.
+    partie, users = _partie(people, pause=0)
+    first = partie.hands.get()
+    save = store.save
+
+    def close_the_soiree_then_save(hand: Hand, *args: Any, **kwargs: Any) -> bool:
+        if hand.pk == first.pk and hand.status == Hand.Status.OVER:  # the ending move's write
+            Partie.objects.filter(pk=partie.pk).update(deal_until=T0 - timedelta(hours=1))
+        return save(hand, *args, **kwargs)
+
+    monkeypatch.setattr(store, "save", close_the_soiree_then_save)
+    played = _play_to_end(first, users, random.Random(1))
+
+    assert played.response["next_hand"] is None
+    partie.refresh_from_db()
+    assert partie.status == Partie.Status.OVER and partie.hands.count() == 1
+
+
+def test_the_move_that_ends_a_hand_deals_with_what_it_read(people):
+    # The seats (with their names), the ledger accounts and the partie come from the move's
+    # own statements: the deal reads none of them again.
+    partie, users = _partie(people, pause=0)
+    hand = partie.hands.get()
+    rng = random.Random(1)
+    for _ in range(500):
+        loaded = store.load(hand)
+        seat = loaded.game.to_act(loaded.state)[0]
+        move = rng.choice(loaded.game.legal_moves(loaded.state)[seat])
+        with CaptureQueriesContext(connection) as queries:
+            played = move_play(hand_id=hand.id, user=users[seat], move=move,
+                               seq=hand.last_seq, command_id=uuid.uuid4(),
+                               at=T0 + timedelta(seconds=1))
+        hand = played.hand
+        if hand.status == Hand.Status.OVER:
+            break
+    assert played.response["next_hand"] is not None
+    statements = [q["sql"] for q in queries.captured_queries
+                  if not q["sql"].startswith(("SAVEPOINT", "RELEASE", "BEGIN", "COMMIT"))]
+    seat_reads = [sql for sql in statements if '"games_seat"' in sql]
+    account_reads = [sql for sql in statements if sql.startswith("SELECT")
+                     and '"ledger_account"' in sql]
+    partie_reads = [sql for sql in statements if sql.startswith("SELECT")
+                    and 'FROM "games_partie"' in sql]
+    assert len(seat_reads) == 1  # the hand's read
+    assert len(account_reads) == 1  # the first payment's
+    if connection.vendor == "postgresql":
+        assert partie_reads == []  # locked and read back by the hand's write
+        # lock and read the hand, the accounts, the payments, the hand's end, the antes, the
+        # new hand (with the partie and the command)
+        assert len(statements) == 6, statements
 
 
 def test_a_failed_deal_still_queues_the_next_hand_timer(
