@@ -172,6 +172,14 @@ def _int_array(values: Iterable[int]) -> str:
     return "{" + ",".join(str(int(value)) for value in values) + "}"
 
 
+def _text_array(values: Iterable[str]) -> str:
+    """A ``text[]`` literal: each element double-quoted, its backslashes and double quotes
+    escaped (PostgreSQL's array syntax). psycopg's list adapter, which quotes element by
+    element, cost a third of a batch's client CPU (keys, sources, memos and clubs)."""
+    quoted = (value.replace("\\", "\\\\").replace('"', '\\"') for value in values)
+    return "{" + ",".join(f'"{value}"' for value in quoted) + "}"
+
+
 # -- one entry planned once its accounts are locked (pay what you have, cash out, reverse) ----
 
 
@@ -288,13 +296,13 @@ def _post_many(
              for account, amount in posted]
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT * FROM ledger_post_many(%s, %s, %s, %s, %s::integer[], %s::bigint[],"
-            " %s::bigint[], %s::timestamptz, %s::timestamptz)",
+            "SELECT * FROM ledger_post_many(%s::text[], %s::text[], %s::text[], %s::text[],"
+            " %s::integer[], %s::bigint[], %s::bigint[], %s::timestamptz, %s::timestamptz)",
             [
-                [r.idempotency_key for _, r in batch],
-                [r.source for _, r in batch],
-                [r.memo for _, r in batch],
-                [posted[0][0].club_key for posted, _ in batch],
+                _text_array(r.idempotency_key for _, r in batch),
+                _text_array(r.source for _, r in batch),
+                _text_array(r.memo for _, r in batch),
+                _text_array(posted[0][0].club_key for posted, _ in batch),
                 _int_array(k for k, _, _ in lines),
                 _int_array(account.pk for _, account, _ in lines),
                 _int_array(amount for _, _, amount in lines),

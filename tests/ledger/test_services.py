@@ -417,6 +417,28 @@ def test_a_batch_of_entries_posts_in_order_all_or_nothing(
     assert JournalEntry.objects.count() == 3
 
 
+@pytest.mark.parametrize("text", [
+    'a "quoted" memo', "back\\slash \\\" both", "{braces}, commas, and (parens)", "NULL",
+    "  spaces  ", "table d'hôte ♠ ♥", "line\nbreak and\ttab", "\\",
+])
+def test_a_batch_stores_its_texts_exactly_as_given(
+    wallet_a: Account, bank: Account, key: Key, text: str
+) -> None:
+    # The batch's keys, sources and memos go to PostgreSQL as array literals (writer._text_array):
+    # every character PostgreSQL's array syntax gives a meaning must come back as it was sent.
+    keys = [f"{key()}:{text}", key()]
+    batch = [
+        services.EntryRequest(postings=[(bank, -5), (wallet_a, 5)], memo=text,
+                              source=f"src {text}", idempotency_key=keys[0]),
+        services.EntryRequest(postings=[(bank, -1), (wallet_a, 1)], memo=f"{text}{text}",
+                              source=text, idempotency_key=keys[1]),
+    ]
+    services.entries_post(entries=batch)
+    stored = {e.idempotency_key: (e.memo, e.source) for e in JournalEntry.objects.all()}
+    assert stored == {keys[0]: (text, f"src {text}"), keys[1]: (f"{text}{text}", text)}
+    assert services.entries_post(entries=batch)  # the retry finds both keys as they were
+
+
 def test_a_batch_that_runs_out_of_chips_writes_nothing(
     wallet_a: Account, pot: Account, fund: Fund, key: Key
 ) -> None:
