@@ -35,7 +35,7 @@ def wallet(partie: Partie, player: Any) -> Account:
 
 
 def _pot_ref(partie: Partie) -> str:
-    return f"partie:{partie.pk}"
+    return f"{store.POT_REF_PREFIX}{partie.pk}"
 
 
 def pot(partie: Partie) -> Account:
@@ -51,10 +51,13 @@ class Accounts:
     that pays nothing reads none, and one that pays many reads them once. An account that does
     not exist yet is created as ``wallet`` and ``pot`` create it."""
 
-    def __init__(self, partie: Partie, seats: Sequence[Seat]) -> None:
+    def __init__(self, partie: Partie, seats: Sequence[Seat],
+                 found: Sequence[Account] | None = None) -> None:
         self.partie = partie
         self.seats = {s.number: s for s in seats}
         self._found: dict[str, Account] | None = None
+        if found is not None:  # read by the caller (store.lock_hand)
+            self._found = self._by_side(found)
 
     def __getitem__(self, side: Any) -> Account:
         if self._found is None:
@@ -66,9 +69,13 @@ class Accounts:
         return self._found[key]
 
     def _read(self) -> dict[str, Account]:
-        side_of = {s.player_id: str(n) for n, s in self.seats.items()}
-        found = store.accounts(club_key=self.partie.club_key, owners=list(side_of),
+        found = store.accounts(club_key=self.partie.club_key,
+                               owners=[s.player_id for s in self.seats.values()],
                                pot_ref=_pot_ref(self.partie))
+        return self._by_side(found)
+
+    def _by_side(self, found: Sequence[Account]) -> dict[str, Account]:
+        side_of = {s.player_id: str(n) for n, s in self.seats.items()}
         return {("pot" if a.kind == AccountKind.POT else side_of[a.owner_id]): a for a in found}
 
 

@@ -22,7 +22,7 @@ from games.errors import (
 )
 from games.models import Command, Hand, Partie
 
-from . import recent, store
+from . import chips, recent, store
 from .advance import NeedsTransaction, Table, advance, apply_move, fire
 from .parties import deal_after
 
@@ -37,8 +37,11 @@ def _locked_table(hand_id: Any) -> tuple[Hand, Table]:
 
     The row lock serialises writers of one hand; the (hand, seq) unique constraint backs it.
     The snapshot gives the hand's state, so the events are not read (store.load)."""
-    hand, seats = store.lock_hand(hand_id)
-    return hand, Table(partie=hand.partie, seats=seats)
+    hand, seats, accounts = store.lock_hand(hand_id)
+    table = Table(partie=hand.partie, seats=seats)
+    if accounts is not None:  # read with the hand (PostgreSQL)
+        table.accounts = chips.Accounts(hand.partie, seats, found=accounts)
+    return hand, table
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,8 @@ SNAPSHOT_PROTOCOL = 5
 #: A statement for ``_execute``: the model it writes, its SQL (``%s`` placeholders), its values.
 _Statement = tuple[type[models.Model], str, list[Any]]
 COMMAND_REUSED = "this command_id was already used for another move"
+#: A partie's pot in the ledger: the account of kind pot whose ref is this and the partie's id.
+POT_REF_PREFIX = "partie:"
 #: Every field of the hand row a command may change (``save``): its place in the chain, its
 #: state, and its pending decision.
 HAND_FIELDS = ["last_seq", "last_hash", "snapshot", "status", "ended_at", "deadline",
@@ -272,24 +274,29 @@ def append(
 # sent (none are used).
 
 
-def lock_hand(hand_id: Any) -> tuple[Hand, list[Seat]]:
+def lock_hand(hand_id: Any) -> tuple[Hand, list[Seat], list[Account] | None]:
     """``read_hand``, the hand's row locked until the end of the transaction (PostgreSQL;
-    SQLite has one writer at a time and no row locks)."""
-    return read_hand(hand_id, lock=True)
+    SQLite has one writer at a time and no row locks), and on PostgreSQL the ledger accounts its
+    payments may move chips between (``accounts``: the seats' wallets and the partie's pot, those
+    that exist), still in one statement: a command that takes this lock plays a move with
+    chips to post, or ends the hand (else ``None``: they are read when first needed)."""
+    hand, seats, _, accounts = _read_hand(hand_id, lock=True, with_next=False)
+    return hand, seats, accounts
 
 
 def read_hand(hand_id: Any, *, lock: bool = False) -> tuple[Hand, list[Seat]]:
     """The hand with its partie and seed (``hand.partie``, ``hand.secret``), and the partie's
     seats in order, each with its user's id and username (``seat.player``, as ``seats`` gives
     them: the deal that a hand's last move makes names the players), in one statement."""
-    hand, seats, _ = _read_hand(hand_id, lock=lock, with_next=False)
+    hand, seats, _, _ = _read_hand(hand_id, lock=lock, with_next=False)
     return hand, seats
 
 
 def read_hand_and_next(hand_id: Any) -> tuple[Hand, list[Seat], dict[str, Any] | None]:
     """``read_hand``, and the partie's next hand (``{"id", "number"}``) once this one is over
     and the next is dealt, else ``None``: still one statement."""
-    return _read_hand(hand_id, lock=False, with_next=True)
+    hand, seats, following, _ = _read_hand(hand_id, lock=False, with_next=True)
+    return hand, seats, following
 
 
 def hand_ref(hand_id: Any, number: int) -> dict[str, Any]:
@@ -297,8 +304,8 @@ def hand_ref(hand_id: Any, number: int) -> dict[str, Any]:
     return {"id": str(hand_id), "number": number}
 
 
-def _read_hand(hand_id: Any, *, lock: bool,
-               with_next: bool) -> tuple[Hand, list[Seat], dict[str, Any] | None]:
+def _read_hand(hand_id: Any, *, lock: bool, with_next: bool
+               ) -> tuple[Hand, list[Seat], dict[str, Any] | None, list[Account] | None]:
     db = _db()
     with _cursor(db) as cursor:
         params = [Hand._meta.pk.get_db_prep_value(hand_id, db)]
@@ -311,7 +318,14 @@ def _read_hand(hand_id: Any, *, lock: bool,
     hand.partie = partie  # as select_related("partie", "secret") would
     if secret.pk is not None:
         hand.secret = secret
+    accounts = None
     if db.vendor == "postgresql":  # one row, the seats' columns as arrays
+        if lock:  # then the accounts' columns too, as arrays (NULL: no account yet)
+            width = len(Account._meta.concrete_fields)
+            columns = rows[0][-width:]
+            rows = [rows[0][:-width]]
+            accounts = [instances(row, Account)[0]
+                        for row in zip(*(c or [] for c in columns), strict=True)]
         seat_rows = list(zip(*rows[0][-5:], strict=True))
     else:  # a row per seat, the hand, partie and seed repeated on each
         seat_rows = [row[-5:] for row in rows]
@@ -321,7 +335,7 @@ def _read_hand(hand_id: Any, *, lock: bool,
         next_id, next_number = rows[0][-7:-5]
         if next_id is not None:
             following = hand_ref(_converted(Hand._meta.pk, next_id), next_number)
-    return hand, seats, following
+    return hand, seats, following, accounts
 
 
 def _converted(field: models.Field, value: Any) -> Any:
@@ -360,13 +374,27 @@ def _read_hand_sql(vendor: str, lock: bool, with_next: bool = False) -> str:
         seat_join = (f"JOIN {seats} s ON s.partie_id = p.id "
                      f"JOIN {users} u ON u.{user_pk} = s.player_id ")
         order = " ORDER BY s.number"
+    account_columns = account_join = ""
+    if lock and vendor == "postgresql":
+        # The seats' wallets and the partie's pot (chips.Accounts), each column as an array.
+        fields = Account._meta.concrete_fields
+        names = [f"c{i}" for i in range(len(fields))]
+        account_columns = ", " + ", ".join(f"a.{n}" for n in names)
+        pot_ref = f"'{POT_REF_PREFIX}' || p.id::text"
+        account_join = (
+            "CROSS JOIN LATERAL (SELECT "
+            + ", ".join(f"array_agg(a.{qn(f.column)} ORDER BY a.id)" for f in fields)
+            + f" FROM {qn(Account._meta.db_table)} a WHERE a.club_key = p.club_key AND "
+            f"((a.kind = '{AccountKind.WALLET.value}' AND a.owner_id = ANY (s.players)) OR "
+            f"(a.kind = '{AccountKind.POT.value}' AND a.ref = {pot_ref}))) "
+            f"AS a({', '.join(names)}) ")
     sql = (f"SELECT {_columns(vendor, Hand, 'h')}, {_columns(vendor, Partie, 'p')}, "
            f"{_columns(vendor, HandSeed, 'k')}, "
-           f"{'n.id, n.number, ' if with_next else ''}{seat_columns} "
+           f"{'n.id, n.number, ' if with_next else ''}{seat_columns}{account_columns} "
            f"FROM {hands} h "
            f"JOIN {qn(Partie._meta.db_table)} p ON p.id = h.partie_id "
            f"LEFT JOIN {qn(HandSeed._meta.db_table)} k ON k.hand_id = h.id "
-           f"{following}{seat_join}"
+           f"{following}{seat_join}{account_join}"
            f"WHERE h.id = %s{order}")
     # Only the hand's row is locked: the partie's row is the dealer's lock, not the movers'.
     return sql + " FOR UPDATE OF h" if lock and db.features.has_select_for_update_of else sql
