@@ -218,6 +218,8 @@ def _deal_at_once(table: Table, last: Hand, at: datetime,
         try:
             dealt = deal_after(table=table, last=last, at=at, savepoint=not alone,
                                command=command if alone else None)
+        except CommandConflict:
+            raise  # the move's own command id, written with the new hand: the move's refusal
         except Exception as exc:
             logger.exception("dealing the next hand of partie %s failed; left to the timer",
                              table.partie.pk)

@@ -10,13 +10,14 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from games.engine.base import BY_FORCED, Move
 from games.engine.deal import commitment, deal_from_seed
 from games.engine.registry import get_game
+from games.errors import CommandConflict
 from games.models import Command, Hand, Partie
 from games.selectors import hand_view, hand_view_by_id
 from games.services import (
@@ -335,6 +336,45 @@ def test_the_move_that_ends_a_hand_deals_with_what_it_read(people):
         # lock and read the hand (its seats and accounts), the payments, the hand's end, the
         # antes, the new hand (with the partie and the command)
         assert len(statements) == 5, statements
+
+
+class _Trial(Exception):
+    def __init__(self, ends: bool) -> None:
+        self.ends = ends
+
+
+def test_an_ending_move_with_a_used_command_id_is_refused_and_changes_nothing(people, caplog):
+    # The ending move's command row is written with the new hand's: the id already taken is
+    # the move's refusal (409), not a failed deal, and nothing of the move or the deal stays.
+    partie, users = _partie(people, pause=0)
+    hand = partie.hands.get()
+    rng = random.Random(1)
+    used = None
+    for _ in range(500):
+        loaded = store.load(hand)
+        seat = loaded.game.to_act(loaded.state)[0]
+        move = rng.choice(loaded.game.legal_moves(loaded.state)[seat])
+        kwargs = dict(hand_id=hand.id, user=users[seat], move=move, seq=hand.last_seq,
+                      at=T0 + timedelta(seconds=1))
+        try:
+            with transaction.atomic():  # a trial, rolled back: does this move end the hand?
+                trial = move_play(command_id=uuid.uuid4(), **kwargs)
+                raise _Trial(ends=trial.hand.status == Hand.Status.OVER)
+        except _Trial as outcome:
+            if outcome.ends:
+                break
+        used = uuid.uuid4()
+        hand = move_play(command_id=used, **kwargs).hand
+    assert used is not None
+
+    with pytest.raises(CommandConflict):
+        move_play(command_id=used, **kwargs)
+
+    hand.refresh_from_db()
+    assert hand.status == Hand.Status.PLAYING and hand.last_seq == kwargs["seq"]
+    assert partie.hands.count() == 1
+    assert "dealing the next hand" not in caplog.text
+    assert move_play(command_id=uuid.uuid4(), **kwargs).response["next_hand"] is not None
 
 
 def test_a_failed_deal_still_queues_the_next_hand_timer(
