@@ -22,9 +22,10 @@ What one run does (about 6 minutes on a quiet 2-core machine, bounded by --max-s
       trivial endpoint paced at the same rate;
    d. both paced at half the moves' saturation throughput (latency without queueing);
    then stops the server (its whole process group, also on Ctrl-C or an error);
-4. runs api_services.py: ``move_play`` through the services, one connection, then the
-   eventsourcing library appending one event per command to the same PostgreSQL, and our side
-   again; query counts per command and per request; a cProfile of the services path;
+4. runs api_services.py: ``move_play`` through the services, one connection, and the
+   eventsourcing library appending one event per command to the same PostgreSQL, in alternate
+   quarter-second slices (then each in a block of its own, for reference); query counts per
+   command and per request; a cProfile of the services path;
 5. runs api_concurrent.py: the same two sides with ``--concurrent-clients`` processes at once
    (each its own connection and tables), over the same wall-clock window.
 
@@ -412,6 +413,9 @@ def summarise(http: dict[str, Any] | None, svc: dict[str, Any] | None) -> dict[s
             svc["services"]["moves_per_s"] / svc["eventsourcing_append"]["events_per_s"], 3)
         # Like our command, this variant reads before it writes (for information: the target
         # is the append alone).
+        inter = svc.get("interleaved") or {}
+        s["services_vs_eventsourcing_append_median_of_slices"] = inter.get(
+            "ratio_median_of_slices")
         s["services_vs_eventsourcing_get_append"] = round(
             svc["services"]["moves_per_s"] / svc["eventsourcing_get_append"]["events_per_s"], 3)
         if "queries" in svc:
