@@ -487,11 +487,6 @@ def insert(model: type[models.Model], rows: Sequence[dict[str, Any]]) -> None:
         _execute([_insert_statement(model, rows)])
 
 
-def update(instance: models.Model, names: Sequence[str]) -> None:
-    """``UPDATE`` the named fields of ``instance``'s row (``save(update_fields=…)``'s work)."""
-    _execute([_update_statement(instance, names)])
-
-
 def _insert_statement(model: type[models.Model], rows: Sequence[dict[str, Any]], *,
                       given: str = "", expression: str = "") -> _Statement:
     """``INSERT … VALUES`` of ``rows``; the column ``given`` (an attname), if any, takes the SQL
