@@ -68,6 +68,10 @@ class Accounts:
                                 else wallet(self.partie, self.seats[int(key)].player))
         return self._found[key]
 
+    def known(self) -> list[Account]:
+        """The accounts read so far (none before the first is needed)."""
+        return list(self._found.values()) if self._found is not None else []
+
     def _read(self) -> dict[str, Account]:
         found = store.accounts(club_key=self.partie.club_key,
                                owners=[s.player_id for s in self.seats.values()],

@@ -134,10 +134,13 @@ def partie_tick(*, partie_id: Any, at: datetime) -> Hand | None:
 def deal_after(*, table: Table, last: Hand, at: datetime, savepoint: bool = True,
                command: dict[str, Any] | None = None) -> Hand | None:
     """``partie_tick`` for the command that has just ended ``last`` (moves._deal_at_once), in
-    that command's transaction: the partie's row locked in one statement, its last hand known
-    (the command holds ``last``'s row, so no other hand can have been dealt after it), and the
-    seats and ledger accounts the command read taken over (their balances as its payments left
-    them; the antes' posting checks them again under the accounts' locks).
+    that command's transaction: its last hand known (the command holds ``last``'s row, so no
+    other hand can have been dealt after it) and the seats the command read taken over. On
+    PostgreSQL the command's write of ``last`` has locked and read back the partie's row and
+    the ledger accounts' balances (``table.partie_locked``: store.save), and the deal takes
+    them as they are; elsewhere the partie is locked and read, and the accounts read, again.
+    The balances give the new hand's ``chips_before``: they must include what anybody
+    committed to those wallets while the move was played (a buy-in at the desk).
 
     ``savepoint``: a failure rolls back the deal alone; without, the caller's transaction is
     broken and must be rolled back. ``command``: the ending move's Command row, written with
@@ -150,7 +153,8 @@ def deal_after(*, table: Table, last: Hand, at: datetime, savepoint: bool = True
         if partie.next_hand_at is None or partie.next_hand_at > at:
             return None
         dealer = Table(partie=partie, seats=table.seats, partie_locked=True)
-        dealer.accounts = table.accounts
+        if table.partie_locked:  # balances read again with the partie (store.save)
+            dealer.accounts = table.accounts
         return _deal(partie, last, at, dealer, command=command)
 
 

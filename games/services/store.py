@@ -108,7 +108,8 @@ def replay(hand: Hand) -> Loaded:
 
 
 def save(hand: Hand, loaded: Loaded, *, pending: Sequence[dict[str, Any]] = (),
-         command: dict[str, Any] | None = None, partie_fields: Collection[str] = ()) -> bool:
+         command: dict[str, Any] | None = None, partie_fields: Collection[str] = (),
+         accounts: Sequence[Account] = ()) -> bool:
     """Write what a command did: its ``pending`` events (``append``'s rows), the hand row with
     the state it reached (the snapshot at ``last_seq``) and its ``Command`` row, if any. A hand
     being dealt (not saved yet) is inserted with its seed (``hand.secret``) instead.
@@ -131,12 +132,15 @@ def save(hand: Hand, loaded: Loaded, *, pending: Sequence[dict[str, Any]] = (),
     True when ``hand.partie`` was updated and read back by that statement (PostgreSQL, a hand
     in play): it then holds the row as it is now, locked, its other fields included (a soirée
     may have moved its closing time since the hand was read), and a deal need not lock and
-    read it again (parties.deal_after)."""
+    read it again (parties.deal_after). The same statement then reads ``accounts`` again
+    (their balances and last postings, as the command's payments and anybody's committed
+    entries left them: a player may have bought chips while the move was played), for the
+    deal's ``chips_before``."""
     hand.last_hash = loaded.last_hash
     hand.snapshot = freeze(loaded.state, hand.last_seq)
     if pending and not hand._state.adding and writes_in_one_statement():
         return _execute_guarded(hand, pending, command, read_seq=pending[0]["seq"] - 1,
-                                partie_fields=partie_fields)
+                                partie_fields=partie_fields, accounts=accounts)
     writes = [_update_statement(hand.partie, sorted(partie_fields))] if partie_fields else []
     if pending:
         writes.append(_insert_statement(HandEvent, pending))
@@ -523,41 +527,43 @@ def _preparer(vendor: str, field: models.Field) -> Callable[[Any], Any]:
     Django wraps it (``adapt_json_value``). Every other value goes through the field. The hot
     path writes a few dozen values per command, and the full conversion was a fifth of a usual
     move's CPU (tests/games/test_store_statements.py checks that both give the same)."""
-    db = _db()
-    full = field.get_db_prep_save
+    db = _db()  # only for the dialect's constants: each conversion takes the thread's own
+
+    def full(value: Any) -> Any:
+        return field.get_db_prep_save(value, _db())
+
     if vendor != "postgresql":
-        return lambda value: full(value, db)
+        return full
     target = field.target_field if field.is_relation else field
     kind = target.get_internal_type()
     exact = _AS_THEY_ARE.get(kind)
     if kind in _TEXT:
         def prepare(value: Any) -> Any:
-            return value if value is None or isinstance(value, str) else full(value, db)
+            return value if value is None or isinstance(value, str) else full(value)
     elif exact is datetime:
         def prepare(value: Any) -> Any:
             if value is None or (type(value) is datetime and value.tzinfo is not None):
                 return value
-            return full(value, db)
+            return full(value)
     elif exact is not None:
         def prepare(value: Any) -> Any:
-            return value if value is None or type(value) is exact else full(value, db)
+            return value if value is None or type(value) is exact else full(value)
     elif kind in db.ops.integerfield_type_map:
         wrap = db.ops.integerfield_type_map[kind]
 
         def prepare(value: Any) -> Any:
             if value is None:
                 return None
-            return wrap(value) if type(value) is int else full(value, db)
+            return wrap(value) if type(value) is int else full(value)
     elif kind == "JSONField":
         adapt, encoder = db.ops.adapt_json_value, target.encoder
 
         def prepare(value: Any) -> Any:
             if value is None:
                 return None
-            return adapt(value, encoder) if type(value) in (dict, list) else full(value, db)
+            return adapt(value, encoder) if type(value) in (dict, list) else full(value)
     else:
-        def prepare(value: Any) -> Any:
-            return full(value, db)
+        return full
     return prepare
 
 
@@ -584,11 +590,13 @@ def _execute(statements: Sequence[_Statement]) -> None:
 
 def _execute_guarded(hand: Hand, pending: Sequence[dict[str, Any]],
                      command: dict[str, Any] | None, *, read_seq: int,
-                     partie_fields: Collection[str] = ()) -> bool:
+                     partie_fields: Collection[str] = (),
+                     accounts: Sequence[Account] = ()) -> bool:
     """PostgreSQL: ``save``'s statement, its update first and guarded: ``WITH u AS (UPDATE the
     hand … WHERE id = … AND last_seq = <read_seq> AND status = 'playing' RETURNING id), w0 AS
     (INSERT the events, their hand_id taken from u), w1 AS (INSERT the command), p AS (UPDATE
-    the partie … RETURNING its row) SELECT … FROM u, p``. If the hand's row does not match, u is
+    the partie … RETURNING its row), a AS (the balances of ``accounts``) SELECT … FROM u, p, a``.
+    If the hand's row does not match, u is
     empty, the events' hand_id is NULL and the statement fails on that NOT NULL constraint,
     writing nothing. The update, read by the events, runs before them: it takes the hand's row
     lock before any event key is inserted. True if the partie was updated (and ``hand.partie``
@@ -614,7 +622,15 @@ def _execute_guarded(hand: Hand, pending: Sequence[dict[str, Any]],
         columns = ", ".join(qn(f.column) for f in Partie._meta.concrete_fields)
         parts.append(f"p AS ({partie_sql} RETURNING {columns})")
         params += partie_params
-        select = f"SELECT u.{pk}, {_columns(db.vendor, Partie, 'p')} FROM u CROSS JOIN p"
+        columns_read, joined = f"u.{pk}, {_columns(db.vendor, Partie, 'p')}", "u CROSS JOIN p"
+        if accounts:
+            parts.append(f"a AS (SELECT array_agg(a.id) AS ids, array_agg(a.balance) AS held, "
+                         f"array_agg(a.last_posted_at) AS posted "
+                         f"FROM {qn(Account._meta.db_table)} a WHERE a.id = ANY (%s::bigint[]))")
+            params.append([account.pk for account in accounts])
+            columns_read += ", a.ids, a.held, a.posted"
+            joined += " CROSS JOIN a"
+        select = f"SELECT {columns_read} FROM {joined}"
     with _cursor(db) as cursor:
         try:
             cursor.execute(f"WITH {', '.join(parts)} {select}", params)
@@ -625,9 +641,16 @@ def _execute_guarded(hand: Hand, pending: Sequence[dict[str, Any]],
         raise DatabaseError(f"{Hand._meta.label}: the row to update was not found")
     if not partie_fields:
         return False
-    fresh = instances(row[1:], Partie)[0]
+    width = len(Partie._meta.concrete_fields)
+    fresh = instances(row[1:1 + width], Partie)[0]
     for field in Partie._meta.concrete_fields:
         setattr(hand.partie, field.attname, getattr(fresh, field.attname))
+    if accounts:
+        ids, held, posted = row[1 + width:]
+        by_id = {account.pk: account for account in accounts}
+        for pk, balance, last_posted_at in zip(ids or [], held or [], posted or [], strict=True):
+            by_id[pk].balance = balance
+            by_id[pk].last_posted_at = last_posted_at
     return True
 
 

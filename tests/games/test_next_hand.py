@@ -30,7 +30,8 @@ from games.services import (
     parties,
     store,
 )
-from ledger.models import JournalEntry
+from ledger import services as ledger
+from ledger.models import Account, JournalEntry
 from ledger.selectors import trial_balance
 
 pytestmark = pytest.mark.django_db
@@ -303,9 +304,37 @@ def test_the_deal_after_an_ending_move_sees_the_partie_as_it_is_now(people, monk
     assert partie.status == Partie.Status.OVER and partie.hands.count() == 1
 
 
+def test_the_deal_after_an_ending_move_sees_chips_bought_while_the_move_was_played(
+        people, monkeypatch):
+    # The move read the wallets with its hand; a player bought chips at the desk before the
+    # move wrote the hand's end. The next hand's chips_before must count them (found by the
+    # session-6 review: the deal took the balances the move had read).
+    partie, users = _partie(people, pause=0)
+    first = partie.hands.get()
+    save = store.save
+    bought: list[int] = []
+
+    def buy_then_save(hand: Hand, *args: Any, **kwargs: Any) -> bool:
+        if hand.pk == first.pk and hand.status == Hand.Status.OVER and not bought:
+            wallet = ledger.wallet_get_or_create(club_key=partie.club_key, owner=users[0])
+            ledger.buy_in(wallet=wallet, amount=1000, source="desk", idempotency_key="desk-1")
+            bought.append(Account.objects.get(pk=wallet.pk).balance)
+        return save(hand, *args, **kwargs)
+
+    monkeypatch.setattr(store, "save", buy_then_save)
+    played = _play_to_end(first, users, random.Random(1))
+
+    assert played.response["next_hand"] is not None and bought
+    second = partie.hands.get(number=2)
+    started = second.events.get(type="hand_started").payload
+    assert started["chips_before"]["0"] == bought[0]
+    assert trial_balance(club_key=partie.club_key).total == 0
+
+
 def test_the_move_that_ends_a_hand_deals_with_what_it_read(people):
     # The seats (with their names), the ledger accounts and the partie come from the move's
-    # own statements: the deal reads none of them again.
+    # own statements: the deal reads none of them again (on SQLite it reads the accounts
+    # again, for their balances: PostgreSQL reads them back with the hand's end).
     partie, users = _partie(people, pause=0)
     hand = partie.hands.get()
     rng = random.Random(1)
@@ -329,8 +358,10 @@ def test_the_move_that_ends_a_hand_deals_with_what_it_read(people):
     partie_reads = [sql for sql in statements if sql.startswith("SELECT")
                     and 'FROM "games_partie"' in sql]
     assert len(seat_reads) == 1  # the hand's read
-    assert len(account_reads) == 1  # with the hand's (PostgreSQL), or at the first payment
-    if connection.vendor == "postgresql":
+    if connection.vendor != "postgresql":
+        assert len(account_reads) == 2  # at the first payment, and the deal's
+    else:
+        assert len(account_reads) == 1  # with the hand's read
         assert account_reads == seat_reads  # one statement: the hand, its seats, the accounts
         assert partie_reads == []  # locked and read back by the hand's write
         # lock and read the hand (its seats and accounts), the payments, the hand's end, the
