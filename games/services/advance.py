@@ -60,6 +60,9 @@ class Table:
     #: The partie's row is locked by this command's transaction, and ``partie`` holds it as it
     #: is now (store.save read it back as it wrote the hand's end): a deal takes it as it is.
     partie_locked: bool = False
+    #: ``accounts`` hold the balances as of the hand's end (store.save read them back too): the
+    #: deal that follows at once takes them; a deal after it reads them again.
+    balances_fresh: bool = False
 
     def on_commit(self, callback: Callable[[], None]) -> None:
         if self.one_statement:

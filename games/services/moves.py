@@ -108,9 +108,9 @@ def _in_transaction(hand_id: uuid.UUID, user: AbstractBaseUser, move: Move, seq:
         # _answered_before): CommandConflict, and the whole move rolls back.
         if hand.status == Hand.Status.OVER:
             # The hand is written first, the partie with it (its next_hand_at: the deal is due).
-            table.partie_locked = store.save(hand, loaded, pending=table.events,
-                                             partie_fields=table.partie_fields,
-                                             accounts=table.accounts.known())
+            table.partie_locked = table.balances_fresh = store.save(
+                hand, loaded, pending=table.events, partie_fields=table.partie_fields,
+                accounts=table.accounts.known())
             written = deal and _deal_at_once(table, hand, at, command=command)
             if not written:  # no deal, or none was due: the command's row on its own
                 store.insert(Command, [command])
@@ -273,9 +273,9 @@ def deadline_fire(*, hand_id: Any, seq: int, at: datetime) -> bool:
             return False
         loaded = store.load(hand)
         loaded = fire(table, hand, loaded, now=at)
-        table.partie_locked = store.save(hand, loaded, pending=table.events,
-                                         partie_fields=table.partie_fields,
-                                         accounts=table.accounts.known())
+        table.partie_locked = table.balances_fresh = store.save(
+            hand, loaded, pending=table.events, partie_fields=table.partie_fields,
+            accounts=table.accounts.known())
         if hand.status == Hand.Status.OVER:
             _deal_at_once(table, hand, at)  # each deal in a savepoint: a timer's move
         return True

@@ -137,10 +137,11 @@ def deal_after(*, table: Table, last: Hand, at: datetime, savepoint: bool = True
     that command's transaction: its last hand known (the command holds ``last``'s row, so no
     other hand can have been dealt after it) and the seats the command read taken over. On
     PostgreSQL the command's write of ``last`` has locked and read back the partie's row and
-    the ledger accounts' balances (``table.partie_locked``: store.save), and the deal takes
-    them as they are; elsewhere the partie is locked and read, and the accounts read, again.
-    The balances give the new hand's ``chips_before``: they must include what anybody
-    committed to those wallets while the move was played (a buy-in at the desk).
+    the ledger accounts' balances (``table.partie_locked``, ``table.balances_fresh``:
+    store.save), and the first deal takes them as they are; elsewhere, and for the deals that
+    follow a hand ended at its deal, the accounts are read again (and the partie locked and
+    read, where it was not read back). The balances give the new hand's ``chips_before``: they
+    must include what anybody committed to those wallets meanwhile (a buy-in at the desk).
 
     ``savepoint``: a failure rolls back the deal alone; without, the caller's transaction is
     broken and must be rolled back. ``command``: the ending move's Command row, written with
@@ -153,8 +154,9 @@ def deal_after(*, table: Table, last: Hand, at: datetime, savepoint: bool = True
         if partie.next_hand_at is None or partie.next_hand_at > at:
             return None
         dealer = Table(partie=partie, seats=table.seats, partie_locked=True)
-        if table.partie_locked:  # balances read again with the partie (store.save)
+        if table.balances_fresh:  # read back with the partie (store.save): taken once
             dealer.accounts = table.accounts
+            table.balances_fresh = False
         return _deal(partie, last, at, dealer, command=command)
 
 
