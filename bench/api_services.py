@@ -118,6 +118,17 @@ class Services:
         self.move_s = self.deal_s = 0.0
         self.moves = self.events = self.deals = self.dealt_in_moves = 0
 
+    def result(self) -> dict[str, Any]:
+        return {
+            "moves": self.moves, "events": self.events,
+            "hands_dealt_by_moves": self.dealt_in_moves, "hands_dealt_apart": self.deals,
+            "move_play_s": round(self.move_s, 3),
+            "moves_per_s": round(self.moves / self.move_s, 1),
+            "events_per_s": round(self.events / self.move_s, 1),
+            "ms_per_move": round(1000 * self.move_s / self.moves, 3),
+            "ms_per_deal": round(1000 * self.deal_s / max(1, self.deals), 3),
+        }
+
 
 def services_bench(tables: list[dict[str, Any]], duration: float, warmup: float,
                    seed: int) -> dict[str, Any]:
@@ -127,16 +138,8 @@ def services_bench(tables: list[dict[str, Any]], duration: float, warmup: float,
     wall0 = time.perf_counter()
     svc.run(duration)
     wall = time.perf_counter() - wall0
-    return {
-        "moves": svc.moves, "events": svc.events, "hands_dealt_by_moves": svc.dealt_in_moves,
-        "hands_dealt_apart": svc.deals,
-        "move_play_s": round(svc.move_s, 3), "wall_s": round(wall, 3),
-        "moves_per_s": round(svc.moves / svc.move_s, 1),
-        "events_per_s": round(svc.events / svc.move_s, 1),
-        "ms_per_move": round(1000 * svc.move_s / svc.moves, 3),
-        "ms_per_deal": round(1000 * svc.deal_s / max(1, svc.deals), 3),
-        "moves_per_s_wall_with_reads_and_deals": round(svc.moves / wall, 1),
-    }
+    return {**svc.result(), "wall_s": round(wall, 3),
+            "moves_per_s_wall_with_reads_and_deals": round(svc.moves / wall, 1)}
 
 
 class InProcessHttp:
@@ -437,7 +440,7 @@ def interleaved_bench(tables: list[dict[str, Any]], db: dict[str, str], duration
                       slice_s: float = 0.25) -> dict[str, Any]:
     """Our services and the library's appends in alternate slices of ``slice_s`` seconds, until
     each side has run ``duration`` seconds: both meet the same weather. Blocks of ten seconds
-    one after the other did not: on 29 November (day 6) this machine's speed changed by up to
+    one after the other did not: on 30 November (day 6) this machine's speed changed by up to
     three times from one block to the next (the library's appends alone: 122 to 496/s), so a
     ratio of two blocks measured the machine as much as the code. Reported: each side's rate
     over all its slices, and the median of the ratios of adjacent slices."""
@@ -462,17 +465,10 @@ def interleaved_bench(tables: list[dict[str, Any]], db: dict[str, str], duration
             ratios.append(ours / theirs)
     wall = time.perf_counter() - wall0
     es.app.close()
-    ours_out = {
-        "moves": svc.moves, "events": svc.events, "hands_dealt_by_moves": svc.dealt_in_moves,
-        "hands_dealt_apart": svc.deals, "move_play_s": round(svc.move_s, 3),
-        "moves_per_s": round(svc.moves / svc.move_s, 1),
-        "events_per_s": round(svc.events / svc.move_s, 1),
-        "ms_per_move": round(1000 * svc.move_s / svc.moves, 3),
-        "ms_per_deal": round(1000 * svc.deal_s / max(1, svc.deals), 3),
-    }
+    ours_out, theirs_out = svc.result(), es.result()
     return {"slice_s": slice_s, "slices": len(ratios), "wall_s": round(wall, 3),
-            "services": ours_out, "eventsourcing_append": es.result(),
-            "ratio_overall": round(ours_out["moves_per_s"] / es.result()["events_per_s"], 3),
+            "services": ours_out, "eventsourcing_append": theirs_out,
+            "ratio_overall": round(ours_out["moves_per_s"] / theirs_out["events_per_s"], 3),
             "ratio_median_of_slices": round(statistics.median(ratios), 3) if ratios else None,
             "ratio_slices_p10_p90": ([round(q, 3) for q in statistics.quantiles(ratios, n=10)[::8]]
                                      if len(ratios) >= 10 else None)}

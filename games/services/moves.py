@@ -108,16 +108,23 @@ def _in_transaction(hand_id: uuid.UUID, user: AbstractBaseUser, move: Move, seq:
         # _answered_before): CommandConflict, and the whole move rolls back.
         if hand.status == Hand.Status.OVER:
             # The hand is written first, the partie with it (its next_hand_at: the deal is due).
-            table.partie_locked = table.balances_fresh = store.save(
-                hand, loaded, pending=table.events, partie_fields=table.partie_fields,
-                accounts=table.accounts.known())
+            _save(table, hand, loaded)
             written = deal and _deal_at_once(table, hand, at, command=command)
             if not written:  # no deal, or none was due: the command's row on its own
                 store.insert(Command, [command])
         else:
-            store.save(hand, loaded, pending=table.events, command=command,
-                       partie_fields=table.partie_fields)
+            _save(table, hand, loaded, command=command)
         return MovePlayed(response=response, hand=hand, loaded=loaded, seat=seat)
+
+
+def _save(table: Table, hand: Hand, loaded: store.Loaded,
+          command: dict[str, Any] | None = None) -> None:
+    """store.save of a command played in a transaction: its events and hand row, the partie's
+    fields it changed and, as a hand ends, the partie's row and the accounts' balances read
+    back for the deal that follows (``table.partie_locked``, ``table.balances_fresh``)."""
+    table.partie_locked = table.balances_fresh = store.save(
+        hand, loaded, pending=table.events, command=command, partie_fields=table.partie_fields,
+        accounts=table.accounts.known())
 
 
 def _answer(hand: Hand, first_new: int, user: AbstractBaseUser, command_id: uuid.UUID,
@@ -273,9 +280,7 @@ def deadline_fire(*, hand_id: Any, seq: int, at: datetime) -> bool:
             return False
         loaded = store.load(hand)
         loaded = fire(table, hand, loaded, now=at)
-        table.partie_locked = table.balances_fresh = store.save(
-            hand, loaded, pending=table.events, partie_fields=table.partie_fields,
-            accounts=table.accounts.known())
+        _save(table, hand, loaded)
         if hand.status == Hand.Status.OVER:
             _deal_at_once(table, hand, at)  # each deal in a savepoint: a timer's move
         return True

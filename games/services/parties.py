@@ -153,7 +153,7 @@ def deal_after(*, table: Table, last: Hand, at: datetime, savepoint: bool = True
             return None
         if partie.next_hand_at is None or partie.next_hand_at > at:
             return None
-        dealer = Table(partie=partie, seats=table.seats, partie_locked=True)
+        dealer = Table(partie=partie, seats=table.seats)
         if table.balances_fresh:  # read back with the partie (store.save): taken once
             dealer.accounts = table.accounts
             table.balances_fresh = False

@@ -648,9 +648,10 @@ def _execute_guarded(hand: Hand, pending: Sequence[dict[str, Any]],
     if accounts:
         ids, held, posted = row[1 + width:]
         by_id = {account.pk: account for account in accounts}
-        for pk, balance, last_posted_at in zip(ids or [], held or [], posted or [], strict=True):
-            by_id[pk].balance = balance
-            by_id[pk].last_posted_at = last_posted_at
+        for account_id, balance, last_posted_at in zip(ids or [], held or [], posted or [],
+                                                       strict=True):
+            by_id[account_id].balance = balance
+            by_id[account_id].last_posted_at = last_posted_at
     return True
 
 

@@ -345,7 +345,8 @@ def lock(accounts: Sequence[Account], keys: Sequence[str]) -> _Locked:
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             cursor.execute(
-                "SELECT * FROM ledger_lock(%s::text[], %s::bigint[])", [list(keys), _int_array(ids)]
+                "SELECT * FROM ledger_lock(%s::text[], %s::bigint[])",
+                [_text_array(keys), _int_array(ids)],
             )
             found_ids, balances, last_posted, taken_keys, taken_ids, new_ids = cursor.fetchone()
             rows = list(zip(found_ids or [], balances or [], last_posted or [], strict=True))
