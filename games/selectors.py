@@ -13,7 +13,7 @@ from games.engine.record import build_record
 from games.engine.verify import Discrepancy, verify_record
 from games.errors import HandNotOver
 from games.models import Hand, Partie, Seat
-from games.services import store
+from games.services import recent, store
 from games.visibility import redact_events
 
 
@@ -48,9 +48,15 @@ def hand_view(*, hand: Hand, user: AbstractBaseUser | AnonymousUser) -> dict[str
 
 def hand_view_by_id(*, hand_id: Any, user: AbstractBaseUser | AnonymousUser) -> dict[str, Any]:
     """``hand_view`` in one statement: the hand, its partie, seed and seats read together
-    (store.read_hand), its state from its snapshot. Hand.DoesNotExist if there is none."""
+    (store.read_hand), its state from its snapshot. Hand.DoesNotExist if there is none.
+
+    A hand in play is offered to this process's kept hands (recent.py): a player reads the
+    hand before he moves, and his move, if this process serves it, need not read it again."""
     hand, seats, following = store.read_hand_and_next(hand_id)
-    return view_of(hand=hand, loaded=store.load(hand), seat=seat_of(hand, user, seats),
+    loaded = store.load(hand)
+    if store.writes_in_one_statement():
+        recent.hands.offer(hand, seats, loaded)
+    return view_of(hand=hand, loaded=loaded, seat=seat_of(hand, user, seats),
                    next_hand=following)
 
 

@@ -15,6 +15,8 @@ password hash included: Redis is a private part of the deployment, like the data
 
 from __future__ import annotations
 
+import threading
+import time
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -35,6 +37,33 @@ def _generation_key(user_id: Any) -> str:
     return f"auth:user-generation:{user_id}"
 
 
+def user_keys(user_id: Any) -> tuple[str, str]:
+    """The cache keys of a user: his row, and his generation."""
+    return _key(user_id), _generation_key(user_id)
+
+
+#: How long keys read with a session may serve that session's user: the same request.
+PREFETCH_SECONDS = 1.0
+_prefetched = threading.local()
+
+
+def prefetch(user_id: Any, found: dict[str, Any]) -> None:
+    """Keys of ``user_keys(user_id)`` just read with his session, for this thread's next
+    ``get_user`` of that user (``None``: nothing read)."""
+    _prefetched.value = None if user_id is None else (str(user_id), found, time.monotonic())
+
+
+def prefetched(user_id: Any) -> dict[str, Any] | None:
+    """The keys ``prefetch`` left for ``user_id`` in this thread, taken once, if read within
+    ``PREFETCH_SECONDS``; else ``None``."""
+    held = getattr(_prefetched, "value", None)
+    _prefetched.value = None
+    if held is None or held[0] != str(user_id) or time.monotonic() - held[2] > PREFETCH_SECONDS:
+        return None
+    found: dict[str, Any] = held[1]
+    return found
+
+
 class CachedModelBackend(ModelBackend):
     """``ModelBackend`` whose ``get_user`` (run by every request of a signed-in person) reads
     the user from the cache, falling back to the database.
@@ -42,11 +71,14 @@ class CachedModelBackend(ModelBackend):
     A cached row is tagged with the user's generation, which every committed save or delete of
     the user moves on; a row tagged with an older generation is read again. So a request that
     read the row just before a change committed, and cached it just after, cannot keep the old
-    row alive: its tag is already old. Both keys come in one round trip."""
+    row alive: its tag is already old. Both keys come in one round trip, or with the session
+    in its own (``prefetched``: the session engine of tournaments/sessions.py)."""
 
     def get_user(self, user_id: Any) -> AbstractBaseUser | None:
-        key, generation_key = _key(user_id), _generation_key(user_id)
-        found = cache.get_many([key, generation_key])
+        key, generation_key = user_keys(user_id)
+        found = prefetched(user_id)
+        if found is None:
+            found = cache.get_many([key, generation_key])
         generation = found.get(generation_key, 0)
         cached = found.get(key)
         if cached is not None and cached[0] == generation:

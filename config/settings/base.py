@@ -104,12 +104,13 @@ REDIS_URL = env.str("REDIS_URL", default="")
 # Every request of a signed-in person reads his session and his user. With Redis both come from
 # it (sessions cached_db: read from the cache, written to the database too; users: the backend
 # of tournaments/auth.py, read again once the row has been saved or deleted), not from the
-# database. Without Redis (the embedded default) both are read from the database: a per-process
-# cache would keep a signed-out session alive in the other processes of a multi-process server.
+# database, and in one round trip (tournaments/sessions.py). Without Redis (the embedded
+# default) both are read from the database: a per-process cache would keep a signed-out
+# session alive in the other processes of a multi-process server.
 if REDIS_URL:
     CACHES = {"default": {"BACKEND": "django_redis.cache.RedisCache",
                           "LOCATION": REDIS_URL, "KEY_PREFIX": "academie"}}
-    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+    SESSION_ENGINE = "tournaments.sessions"
     AUTHENTICATION_BACKENDS = ["tournaments.auth.CachedModelBackend"]
 
 REST_FRAMEWORK = {
@@ -121,6 +122,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "EXCEPTION_HANDLER": "config.exceptions.exception_handler",
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "config.negotiation.ContentNegotiation",
 }
 
 SPECTACULAR_SETTINGS = {

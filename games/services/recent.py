@@ -15,6 +15,10 @@ the move reads does not change while a hand is played: a partie closes only betw
 its seats are never reassigned. (The row's other columns are the command's to write: a value
 changed there by hand, without an event, is overwritten, as the locked path would.)
 
+A hand this process only read is offered too (``offer``: the hand's ``GET``, which reads the
+same row, seats and snapshot): the next move on it, if this process serves it, then skips its
+read as well. It is checked the same way, and never replaces an entry at a later seq.
+
 An entry is taken out while a move uses it (``take``), and put back only after that move's
 statement has run (``keep``), so two threads never share one; a move that fails drops it. The
 hand and its partie are copied when kept: the command's answer still holds its own.
@@ -73,10 +77,30 @@ class RecentHands:
             return
         entry = Recent(_copy(hand), tuple(seats), loaded)
         with self._lock:
-            self._entries[hand.pk] = entry
-            self._entries.move_to_end(hand.pk)
-            while len(self._entries) > self.size:
-                self._entries.popitem(last=False)
+            self._store(hand.pk, entry)
+
+    def offer(self, hand: Hand, seats: Sequence[Seat], loaded: Loaded) -> None:
+        """Keep ``hand`` as just read (committed, at play) unless this process already holds
+        it at this seq or a later one: a read may be older than what a move here has written
+        since it began."""
+        if self.size <= 0 or hand.status != Hand.Status.PLAYING:
+            return
+        with self._lock:
+            held = self._entries.get(hand.pk)
+        if held is not None and held.hand.last_seq >= hand.last_seq:
+            return
+        entry = Recent(_copy(hand), tuple(seats), loaded)
+        with self._lock:
+            held = self._entries.get(hand.pk)
+            if held is not None and held.hand.last_seq >= hand.last_seq:
+                return
+            self._store(hand.pk, entry)
+
+    def _store(self, key: uuid.UUID, entry: Recent) -> None:
+        self._entries[key] = entry
+        self._entries.move_to_end(key)
+        while len(self._entries) > self.size:
+            self._entries.popitem(last=False)
 
     def clear(self) -> None:
         with self._lock:

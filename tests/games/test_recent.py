@@ -18,6 +18,7 @@ from django.test.utils import CaptureQueriesContext
 
 from games.errors import HandIsOver, IllegalMoveError, StaleSequence
 from games.models import Command, Hand, HandEvent, Partie
+from games.selectors import hand_view_by_id
 from games.services import hand_deal, move_play, partie_start, recent, store
 from games.services.recent import RecentHands
 from tests.games.test_one_statement import (
@@ -170,6 +171,40 @@ def test_a_deal_rolled_back_keeps_nothing(people, monkeypatch):
     assert dealt is not None and recent.hands.take(dealt.pk, dealt.last_seq) is not None
 
 
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_hand_read_by_its_get_lets_the_next_move_skip_its_read(people, monkeypatch):
+    hand, users, seat, move = _first_decision(people, monkeypatch)
+    recent.hands.clear()  # as in the other process of a two-process server
+
+    view = hand_view_by_id(hand_id=hand.id, user=users[seat])
+    with CaptureQueriesContext(connection) as queries:
+        played = _play(hand, users, seat, move, view["seq"])
+
+    assert _statements(queries) == ["WITH"]
+    hand.refresh_from_db()
+    assert hand.last_seq == played.response["seq"] > view["seq"]
+    assert store.load(hand).state == store.replay(hand).state
+    assert store.load(hand).last_hash == store.replay(hand).last_hash
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_hand_read_then_moved_on_elsewhere_refuses_the_move_as_a_kept_one_would(people,
+                                                                                  monkeypatch):
+    hand, users, seat, move = _first_decision(people, monkeypatch)
+    recent.hands.clear()
+    view = hand_view_by_id(hand_id=hand.id, user=users[seat])
+    with transaction.atomic():  # another process's move, after the read
+        _play(hand, users, seat, move, view["seq"])
+
+    with pytest.raises(StaleSequence):
+        _play(hand, users, seat, move, view["seq"])
+
+    assert HandEvent.objects.filter(hand=hand, seq=view["seq"] + 1).count() == 1
+    assert Command.objects.count() == 1
+
+
 # -- the map itself -----------------------------------------------------------------------------
 
 
@@ -222,6 +257,27 @@ def test_an_id_that_is_no_uuid_finds_nothing_and_size_zero_keeps_nothing():
 
     assert len(kept) == 0
     assert RecentHands().take("not-a-hand", 3) is None
+
+
+def test_a_read_hand_is_offered_but_never_replaces_one_at_a_later_seq():
+    kept = RecentHands(size=4)
+    hand = _hand(seq=3)
+    kept.keep(_hand_like(hand, seq=5), [], _loaded())  # this process wrote seq 5 meanwhile
+
+    kept.offer(hand, [], _loaded())  # a read that began before that write
+    assert kept.take(hand.pk, 3) is None  # dropped, as any other seq would be
+
+    kept.offer(hand, [], _loaded())
+    other = store.Loaded(game=None, state=("another", "state"), last_hash="h")  # type: ignore[arg-type]
+    kept.offer(_hand_like(hand, seq=3), [], other)  # the same seq: the first is kept as is
+    found = kept.take(hand.pk, 3)
+    assert found is not None and found.loaded.state == ("a", "state") and found.hand is not hand
+    kept.offer(_hand_like(hand, seq=4, status=Hand.Status.OVER), [], _loaded())
+    assert len(kept) == 0
+
+
+def _hand_like(hand: Hand, seq: int, status: str = Hand.Status.PLAYING) -> Hand:
+    return Hand(id=hand.id, partie=hand.partie, last_seq=seq, status=status)
 
 
 def test_two_threads_never_take_the_same_kept_hand():

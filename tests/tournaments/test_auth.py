@@ -1,7 +1,7 @@
 """Signed-in people from the cache (tournaments/auth.py; settings when REDIS_URL is set):
-sessions ``cached_db`` and users kept by ``CachedModelBackend``. A request then reads neither
-from the database, and a change to the person (deactivated, new password, deleted) still takes
-effect on his very next request."""
+sessions ``cached_db`` (tournaments/sessions.py) and users kept by ``CachedModelBackend``. A
+request then reads neither from the database, reads the cache once, and a change to the person
+(deactivated, new password, deleted) still takes effect on his very next request."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def cached_auth(request: pytest.FixtureRequest) -> Iterator[None]:
     cache = dict(request.param, KEY_PREFIX=f"auth-tests-{uuid.uuid4().hex}")
     with override_settings(
         CACHES={"default": cache},
-        SESSION_ENGINE="django.contrib.sessions.backends.cached_db",
+        SESSION_ENGINE="tournaments.sessions",
         AUTHENTICATION_BACKENDS=["tournaments.auth.CachedModelBackend"],
     ):
         yield
@@ -126,3 +126,110 @@ def test_a_row_read_before_a_change_committed_and_cached_after_it_is_read_again(
         cache.set(auth._key(user.pk), (cache.get(auth._generation_key(user.pk), 0), stale))
 
     assert client.get("/api/parties/").status_code == 401
+
+
+#: Round trips are counted on Redis only: the local-memory cache's get_many calls its get.
+ON_REDIS = pytest.mark.parametrize(
+    "cached_auth", [pytest.param(REDIS, id="redis", marks=pytest.mark.redis)], indirect=True)
+
+
+def _cache_reads(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """Every read of the cache from now on, as the list of keys it asked for."""
+    from django.core.cache import caches
+
+    cache = caches["default"]  # the sessions' cache too
+    reads: list[list[str]] = []
+    get, get_many = cache.get, cache.get_many
+
+    def counted_get(key: str, *args: Any, **kwargs: Any) -> Any:
+        reads.append([key])
+        return get(key, *args, **kwargs)
+
+    def counted_get_many(keys: Any, *args: Any, **kwargs: Any) -> Any:
+        reads.append(list(keys))
+        return get_many(keys, *args, **kwargs)
+
+    monkeypatch.setattr(cache, "get", counted_get)
+    monkeypatch.setattr(cache, "get_many", counted_get_many)
+    return reads
+
+
+@ON_REDIS
+def test_a_signed_in_request_reads_the_cache_once(signed_in, monkeypatch):
+    from tournaments import auth
+
+    client, user = signed_in
+    assert client.get("/api/parties/").status_code == 200  # this process learns the session
+    reads = _cache_reads(monkeypatch)
+
+    assert client.get("/api/parties/").status_code == 200
+
+    assert len(reads) == 1
+    session_key = client.cookies["sessionid"].value
+    assert reads[0][0].endswith(session_key) and reads[0][1:] == list(auth.user_keys(user.pk))
+
+
+@ON_REDIS
+def test_a_session_this_process_has_not_read_is_read_as_before(signed_in, monkeypatch):
+    from tournaments import sessions
+
+    client, _ = signed_in
+    sessions.owners.forget(client.cookies["sessionid"].value)  # read by another process so far
+    reads = _cache_reads(monkeypatch)
+
+    assert client.get("/api/parties/").status_code == 200
+
+    assert len(reads) == 2  # the session, then the user's keys
+    assert client.get("/api/parties/").status_code == 200
+    assert len(reads) == 3  # one from now on
+
+
+@ON_REDIS
+def test_keys_read_for_the_wrong_user_never_serve(signed_in, django_user_model, monkeypatch):
+    """A session remembered as another person's (it cannot happen: a session key names one
+    user all its life) reads that person's keys with it, and they serve nobody."""
+    from tournaments import auth, sessions
+
+    client, user = signed_in
+    bob = django_user_model.objects.create_user("bob", password="bobs-password")
+    session_key = client.cookies["sessionid"].value
+    sessions.owners.remember(session_key, str(bob.pk))
+
+    store = sessions.SessionStore(session_key)
+    assert store[auth_session_key()] == str(user.pk)  # the session as it is
+
+    assert auth.prefetched(bob.pk) is None and auth.prefetched(user.pk) is None
+    assert sessions.owners.get(session_key) == str(user.pk)  # remembered right from now on
+    reads = _cache_reads(monkeypatch)
+    response = client.get("/api/parties/")
+    assert response.status_code == 200 and response.wsgi_request.user == user
+    assert len(reads) == 1 and reads[0][1:] == list(auth.user_keys(user.pk))
+
+
+def auth_session_key() -> str:
+    from django.contrib.auth import SESSION_KEY
+
+    return SESSION_KEY
+
+
+def test_keys_read_with_a_session_serve_once_in_their_thread_and_not_for_long(monkeypatch):
+    import threading
+
+    from tournaments import auth
+
+    auth.prefetch(7, {"k": 1})
+    assert auth.prefetched(7) == {"k": 1}
+    assert auth.prefetched(7) is None  # taken once
+
+    auth.prefetch("7", {"k": 2})
+    seen: list[Any] = []
+    thread = threading.Thread(target=lambda: seen.append(auth.prefetched(7)))
+    thread.start()
+    thread.join()
+    assert seen == [None]  # another thread's request never sees them
+
+    clock = [100.0]
+    monkeypatch.setattr(auth.time, "monotonic", lambda: clock[0])
+    auth.prefetch(7, {"k": 3})
+    clock[0] += auth.PREFETCH_SECONDS + 0.01
+    assert auth.prefetched(7) is None
