@@ -207,7 +207,7 @@ class Server:
     """gunicorn in its own process group; stopped (group-wide, by its id) on exit."""
 
     def __init__(self, env: dict[str, str], workers: int, worker_class: str, threads: int,
-                 logfile: Path) -> None:
+                 logfile: Path, root: Path = ROOT) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         cmd = [str(Path(PY).parent / "gunicorn"), "config.wsgi:application",
@@ -219,7 +219,7 @@ class Server:
         self.cmd = cmd
         self.log = open(logfile, "w")  # noqa: SIM115 - closed by stop()
         log(f"starting gunicorn on {self.url}: {workers} {worker_class} worker(s)")
-        self.proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=self.log,
+        self.proc = subprocess.Popen(cmd, env=env, cwd=root, stdout=self.log,
                                      stderr=subprocess.STDOUT, start_new_session=True)
 
     def wait_ready(self, timeout: float = 30.0) -> None:

@@ -123,6 +123,8 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "EXCEPTION_HANDLER": "config.exceptions.exception_handler",
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "config.negotiation.ContentNegotiation",
+    "DEFAULT_RENDERER_CLASSES": ["config.renderers.JSONRenderer",
+                                 "rest_framework.renderers.BrowsableAPIRenderer"],
 }
 
 SPECTACULAR_SETTINGS = {

@@ -20,12 +20,13 @@ import uuid
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, fields, is_dataclass
 from datetime import datetime
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, IntegrityError, connections, models
 from django.db.backends.utils import CursorDebugWrapper, CursorWrapper
+from django.db.models.base import ModelState
 from django.utils import timezone
 
 from games.engine import comet, commere
@@ -37,6 +38,8 @@ from games.engine.registry import get_game
 from games.errors import CommandConflict, StaleSequence
 from games.models import Command, Hand, HandEvent, HandSeed, Partie, Seat
 from ledger.models import Account, AccountKind
+
+M = TypeVar("M", bound=models.Model)
 
 logger = logging.getLogger(__name__)
 
@@ -456,11 +459,11 @@ def seats(partie: Partie) -> list[Seat]:
 def _seat(db: Any, partie_id: Any, pk: Any, number: int, player_id: Any, bot: str,
           username: str) -> Seat:
     """A seat read by plain SQL, with its user's id and username (the rest is read if asked)."""
-    seat = Seat.from_db(db.alias, ["id", "partie_id", "number", "player_id", "bot"],
-                        (pk, partie_id, number, player_id, bot))
+    seat = built(Seat, db.alias, ("id", "partie_id", "number", "player_id", "bot"),
+                 (pk, partie_id, number, player_id, bot))
     user = get_user_model()
-    seat.player = user.from_db(db.alias, [user._meta.pk.attname, user.USERNAME_FIELD],
-                               (player_id, username))
+    seat.player = built(user, db.alias, (user._meta.pk.attname, user.USERNAME_FIELD),
+                        (player_id, username))
     return seat
 
 
@@ -688,9 +691,25 @@ def instances(row: Sequence[Any], *of: type[models.Model]) -> list[Any]:
         for i, col, converters in converted:
             for convert in converters:
                 values[i] = convert(values[i], col, db)
-        out.append(model.from_db(db.alias, names, values))
+        out.append(built(model, db.alias, names, values))
         start += len(names)
     return out
+
+
+def built(model: type[M], alias: str, names: Sequence[str], values: Sequence[Any]) -> M:
+    """``model.from_db(alias, names, values)`` without ``Model.__init__``: the values set as
+    the instance's attributes, its state as read from ``alias``. An attribute not given is
+    deferred, read if asked, as ``from_db`` leaves it. ``__init__`` sets each field through
+    its descriptor and sends ``pre_init`` and ``post_init``, which nothing here listens to
+    (tests/games/test_store_statements.py checks both): a twentieth of a worker's CPU under
+    the benchmark's moves went to building the rows of a hand's read."""
+    instance = model.__new__(model)
+    instance.__dict__.update(zip(names, values, strict=True))
+    state = ModelState()
+    state.adding = False
+    state.db = alias
+    instance._state = state
+    return instance
 
 
 @functools.lru_cache(maxsize=32)

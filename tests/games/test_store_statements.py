@@ -69,3 +69,71 @@ def test_on_postgresql_the_usual_values_skip_the_fields_conversion(monkeypatch) 
         assert fast(5) == 5 and called == [5]  # anything else: the field's conversion
     finally:
         store._preparer.cache_clear()  # nothing keeps the patched method
+
+
+# -- rows read by plain SQL become instances as from_db makes them (store.built) ---------------
+
+
+def _instance_pairs() -> list[tuple[type[models.Model], list[str], list[Any]]]:
+    from django.contrib.auth import get_user_model
+
+    from ledger.models import Account
+
+    user = get_user_model()
+    t = AWARE
+    pairs: list[tuple[type[models.Model], list[str], list[Any]]] = []
+    for model in (Hand, Partie, HandSeed, Account, user):
+        names = [f.attname for f in model._meta.concrete_fields]
+        values = [_a_value(f, t) for f in model._meta.concrete_fields]
+        pairs.append((model, names, values))
+    pairs.append((user, [user._meta.pk.attname, user.USERNAME_FIELD], [3, "ann"]))  # deferred
+    return pairs
+
+
+def _a_value(field: models.Field, t: datetime) -> Any:
+    if isinstance(field, models.UUIDField):
+        return uuid.UUID(int=11)
+    if isinstance(field, models.DateTimeField):
+        return t
+    if isinstance(field, models.BooleanField):
+        return True
+    if isinstance(field, models.IntegerField | models.AutoField | models.ForeignKey):
+        return 5
+    if isinstance(field, models.JSONField):
+        return {"rounds": 3}
+    if isinstance(field, models.BinaryField):
+        return b"\x00snap"
+    if isinstance(field, models.DurationField):
+        return timedelta(seconds=9)
+    return "text"
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_an_instance_built_from_a_row_is_the_one_from_db_makes(case: int) -> None:
+    model, names, values = _instance_pairs()[case]
+    expected = model.from_db("default", names, values)
+
+    made = store.built(model, "default", names, values)
+
+    assert type(made) is model
+    assert {k: v for k, v in vars(made).items() if k != "_state"} == {
+        k: v for k, v in vars(expected).items() if k != "_state"}
+    assert (made._state.adding, made._state.db) == (False, "default")
+    assert made.get_deferred_fields() == expected.get_deferred_fields()
+    assert made.pk == expected.pk and made == expected
+
+
+def test_a_field_not_read_is_read_when_asked(django_user_model: Any) -> None:
+    person = django_user_model.objects.create_user("deferred", email="d@example.org")
+
+    made = store.built(django_user_model, "default", ["id", "username"], [person.pk, "deferred"])
+
+    assert made.get_deferred_fields() == {f.attname for f in django_user_model._meta.concrete_fields
+                                          if f.attname not in ("id", "username")}
+    assert made.email == "d@example.org"  # read from the database, as a deferred field is
+
+
+def test_nothing_listens_to_the_model_signals_an_instance_built_from_a_row_skips() -> None:
+    from django.db.models.signals import post_init, pre_init
+
+    assert not pre_init.receivers and not post_init.receivers
