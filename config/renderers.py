@@ -1,23 +1,26 @@
 """DRF's JSON renderer, writing with orjson.
 
 ``json.dumps`` with DRF's encoder rendered every answer of the API: 4 % of a worker's CPU under
-the benchmark's moves, about a fifth of it through ``JSONEncoder.default`` (bench/api_bench.md,
-seventh round). orjson writes the same bytes several times faster. What orjson would write
-differently goes through DRF's own encoder: datetimes, dates, times, durations, decimals,
-lazy strings and anything else it does not know natively (``default`` is DRF's), so a
-datetime still reads ``2030-05-04T20:00:00.123Z``. Keys that are not strings are written as
-``json`` writes them (``"1"`` for ``1``); U+2028 and U+2029 are escaped as DRF escapes them.
+the benchmark's moves (bench/api_bench.md, seventh round). orjson writes the same bytes several
+times faster. What orjson would write differently goes through DRF's own encoder: datetimes,
+dates, times, durations, decimals, lazy strings and anything else it does not know natively
+(``default`` is DRF's), so a datetime still reads ``2030-05-04T20:00:00.123Z``. Keys that are
+not strings are written as ``json`` writes them (``"1"`` for ``1``); U+2028 and U+2029 are
+escaped as DRF escapes them. Whatever orjson refuses (an integer past 64 bits) is rendered by
+DRF, as before; so is an indented answer (the browsable API, ``Accept: application/json;
+indent=4``), or any answer under settings that ask for ASCII, the non-compact form, or NaN.
 
-Answers rendered another way go through DRF's renderer unchanged: an indented answer (the
-browsable API, ``Accept: application/json; indent=4``), or settings that ask for ASCII, for
-the non-compact form, or for NaN to be allowed. A float is written in its shortest form, as
-``json`` does, except past 1e16 or under 1e-4, where orjson leaves out the exponent's sign
-(``1e16``, not ``1e+16``): no answer of this API holds such a float. Whatever orjson refuses
-(an integer past 64 bits) is rendered by DRF, as before.
+Differences kept, none of which an answer of this API can hold (tests/test_renderers.py pins
+the first): NaN and infinities are written ``null``, where DRF's strict renderer raised (a
+500; the API's serializers refuse such floats on the way in); a float or decimal past 1e16 or
+under 1e-4 loses its exponent's sign (``1e16``, not ``1e+16``); keys that ``json`` refuses
+(UUIDs, dates) are written instead of raising; a dict subclass is written in its stored
+order, whatever its ``items()`` says.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
@@ -33,15 +36,15 @@ class JSONRenderer(renderers.JSONRenderer):
     _default = staticmethod(JSONEncoder().default)
 
     def render(self, data: Any, accepted_media_type: str | None = None,
-               renderer_context: dict[str, Any] | None = None) -> bytes:
+               renderer_context: Mapping[str, Any] | None = None) -> bytes:
         if (data is None or self.ensure_ascii or not self.compact or not self.strict
                 or (accepted_media_type not in (None, self.media_type))
                 or (renderer_context or {}).get("indent") is not None):
-            return super().render(data, accepted_media_type, renderer_context)
+            return bytes(super().render(data, accepted_media_type, renderer_context))
         try:
             written = orjson.dumps(data, default=self._default, option=_OPTIONS)
         except orjson.JSONEncodeError:  # an integer past 64 bits, a value nothing can write…
-            return super().render(data, accepted_media_type, renderer_context)  # …as before
+            return bytes(super().render(data, accepted_media_type, renderer_context))  # …as before
         if _LINE_SEPARATORS[0] in written or _LINE_SEPARATORS[1] in written:
             written = written.replace(_LINE_SEPARATORS[0], b"\\u2028").replace(
                 _LINE_SEPARATORS[1], b"\\u2029")

@@ -14,6 +14,7 @@ from games.engine.verify import Discrepancy, verify_record
 from games.errors import HandNotOver
 from games.models import Hand, Partie, Seat
 from games.services import recent, store
+from games.services.moves import one_statement_possible
 from games.visibility import redact_events
 
 
@@ -50,13 +51,17 @@ def hand_view_by_id(*, hand_id: Any, user: AbstractBaseUser | AnonymousUser) -> 
     """``hand_view`` in one statement: the hand, its partie, seed and seats read together
     (store.read_hand), its state from its snapshot. Hand.DoesNotExist if there is none.
 
-    A hand in play is offered to this process's kept hands (recent.py): a player reads the
-    hand before he moves, and his move, if this process serves it, need not read it again."""
+    A hand in play read by one of its players, with its state from the snapshot, is offered to
+    this process's kept hands (recent.py): a player reads the hand before he moves, and his
+    move, if this process serves it, need not read it again. Only a committed read is offered
+    (outside a transaction), and never a replay: without the hand's lock, the events replayed
+    may have moved on past the row read."""
     hand, seats, following = store.read_hand_and_next(hand_id)
-    loaded = store.load(hand)
-    if store.writes_in_one_statement():
-        recent.hands.offer(hand, seats, loaded)
-    return view_of(hand=hand, loaded=loaded, seat=seat_of(hand, user, seats),
+    seat = seat_of(hand, user, seats)
+    snapshot = store.from_snapshot(hand)
+    if snapshot is not None and seat is not None and one_statement_possible():
+        recent.hands.offer(hand, seats, snapshot)
+    return view_of(hand=hand, loaded=snapshot or store.replay(hand), seat=seat,
                    next_hand=following)
 
 

@@ -45,12 +45,13 @@ def user_keys(user_id: Any) -> tuple[str, str]:
 #: How long keys read with a session may serve that session's user: the same request.
 PREFETCH_SECONDS = 1.0
 _prefetched = threading.local()
+_clock = time.monotonic
 
 
 def prefetch(user_id: Any, found: dict[str, Any]) -> None:
     """Keys of ``user_keys(user_id)`` just read with his session, for this thread's next
     ``get_user`` of that user (``None``: nothing read)."""
-    _prefetched.value = None if user_id is None else (str(user_id), found, time.monotonic())
+    _prefetched.value = None if user_id is None else (str(user_id), found, _clock())
 
 
 def prefetched(user_id: Any) -> dict[str, Any] | None:
@@ -58,7 +59,7 @@ def prefetched(user_id: Any) -> dict[str, Any] | None:
     ``PREFETCH_SECONDS``; else ``None``."""
     held = getattr(_prefetched, "value", None)
     _prefetched.value = None
-    if held is None or held[0] != str(user_id) or time.monotonic() - held[2] > PREFETCH_SECONDS:
+    if held is None or held[0] != str(user_id) or _clock() - held[2] > PREFETCH_SECONDS:
         return None
     found: dict[str, Any] = held[1]
     return found

@@ -19,6 +19,7 @@ from typing import Any
 
 from django.contrib.auth import SESSION_KEY
 from django.contrib.sessions.backends import cached_db
+from django.core.cache import caches
 
 from tournaments import auth
 
@@ -58,7 +59,10 @@ class SessionStore(cached_db.SessionStore):
     def load(self) -> dict[str, Any]:
         auth.prefetch(None, {})  # whatever an earlier read left in this thread is not this one's
         session_key = self.session_key
-        owner = owners.get(session_key) if session_key else None
+        # The user's keys are the default cache's (tournaments/auth.py): read with the session
+        # only when the sessions live in that same cache.
+        same_cache = self._cache is caches["default"]  # type: ignore[attr-defined]
+        owner = owners.get(session_key) if session_key and same_cache else None
         data = None
         if owner is not None:
             try:

@@ -64,7 +64,7 @@ def move_play(
 ) -> MovePlayed:
     """Play ``move`` for ``user``'s seat, answering the hand at ``seq``; idempotent by id."""
     request = {"hand": str(hand_id), "seq": seq, "move": move.to_dict()}
-    if _one_statement_possible():
+    if one_statement_possible():
         played = _in_one_statement(hand_id, user, move, seq, command_id, at, request)
         if played is not None:
             return played
@@ -137,9 +137,11 @@ def _answer(hand: Hand, first_new: int, user: AbstractBaseUser, command_id: uuid
     return response, command
 
 
-def _one_statement_possible() -> bool:
-    # Outside a transaction only: inside one (a test, a script) the caller's transaction must
-    # hold the whole command, and with autocommit off a statement is no transaction by itself.
+def one_statement_possible() -> bool:
+    """Whether a usual move may be one statement here (PostgreSQL, outside a transaction):
+    inside one (a test, a script) the caller's transaction must hold the whole command, and
+    with autocommit off a statement is no transaction by itself. A read made here is committed,
+    and may be offered to the kept hands (selectors.hand_view_by_id)."""
     db = connections[DEFAULT_DB_ALIAS]
     return store.writes_in_one_statement() and not db.in_atomic_block and db.get_autocommit()
 

@@ -205,6 +205,30 @@ def test_a_hand_read_then_moved_on_elsewhere_refuses_the_move_as_a_kept_one_woul
     assert Command.objects.count() == 1
 
 
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_only_a_committed_snapshot_read_by_a_player_is_offered(people, monkeypatch,
+                                                               django_user_model):
+    hand, users, seat, _ = _first_decision(people, monkeypatch)
+    recent.hands.clear()
+    spectator = django_user_model.objects.create_user("looking-on")
+
+    hand_view_by_id(hand_id=hand.id, user=spectator)  # nobody who moves here
+    assert len(recent.hands) == 0
+    with transaction.atomic():  # a read inside a transaction may not be committed
+        hand_view_by_id(hand_id=hand.id, user=users[seat])
+    assert len(recent.hands) == 0
+    Hand.objects.filter(pk=hand.pk).update(snapshot=None)  # the state now comes from a replay
+    view = hand_view_by_id(hand_id=hand.id, user=users[seat])
+    assert len(recent.hands) == 0 and view["seq"] == hand.last_seq
+
+    recent.hands.clear()
+    Hand.objects.filter(pk=hand.pk).update(snapshot=store.freeze(store.replay(hand).state,
+                                                                 hand.last_seq))
+    hand_view_by_id(hand_id=hand.id, user=users[seat])
+    assert len(recent.hands) == 1
+
+
 # -- the map itself -----------------------------------------------------------------------------
 
 

@@ -198,7 +198,7 @@ def test_keys_read_for_the_wrong_user_never_serve(signed_in, django_user_model, 
     store = sessions.SessionStore(session_key)
     assert store[auth_session_key()] == str(user.pk)  # the session as it is
 
-    assert auth.prefetched(bob.pk) is None and auth.prefetched(user.pk) is None
+    assert getattr(auth._prefetched, "value", None) is None  # nothing left for anybody
     assert sessions.owners.get(session_key) == str(user.pk)  # remembered right from now on
     reads = _cache_reads(monkeypatch)
     response = client.get("/api/parties/")
@@ -229,7 +229,39 @@ def test_keys_read_with_a_session_serve_once_in_their_thread_and_not_for_long(mo
     assert seen == [None]  # another thread's request never sees them
 
     clock = [100.0]
-    monkeypatch.setattr(auth.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(auth, "_clock", lambda: clock[0])
     auth.prefetch(7, {"k": 3})
     clock[0] += auth.PREFETCH_SECONDS + 0.01
     assert auth.prefetched(7) is None
+
+
+@pytest.mark.redis
+def test_sessions_kept_in_another_cache_than_the_users_are_read_on_their_own(
+        django_user_model, monkeypatch):
+    """The users' rows and generations live in the default cache (tournaments/auth.py): a
+    session kept elsewhere never brings them, so no stale row there could serve."""
+    from tournaments import auth
+
+    prefix = f"auth-tests-{uuid.uuid4().hex}"
+    with override_settings(
+        CACHES={"default": dict(REDIS, KEY_PREFIX=prefix),
+                "sessions": dict(LOCMEM, LOCATION=prefix)},
+        SESSION_CACHE_ALIAS="sessions",
+        SESSION_ENGINE="tournaments.sessions",
+        AUTHENTICATION_BACKENDS=["tournaments.auth.CachedModelBackend"],
+    ):
+        django_user_model.objects.create_user("carol", password="carols-password")
+        client = Client()
+        assert client.login(username="carol", password="carols-password")
+        handed: list[Any] = []
+        prefetch = auth.prefetch
+        monkeypatch.setattr(auth, "prefetch", lambda user_id, found: (
+            handed.append(user_id), prefetch(user_id, found)))
+
+        for _ in range(3):
+            assert client.get("/api/parties/").status_code == 200
+
+        assert handed == [None, None, None]
+        from django.core.cache import cache
+
+        cache.delete_pattern("*")
