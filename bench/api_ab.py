@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -32,20 +31,9 @@ from api_bench import (
     log,
     recreate_database,
     run_json,
+    service_env,
     wait_quiet,
 )
-
-
-def side_env(root: Path, admin_url: str, db: str, redis_url: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("DJANGO_", "ACADEMIE_", "DATABASE_URL", "REDIS_URL"))}
-    env.update({
-        "DATABASE_URL": f"{admin_url.rsplit('/', 1)[0]}/{db}?conn_max_age=60",
-        "DJANGO_SETTINGS_MODULE": "config.settings.local", "DJANGO_DEBUG": "false",
-        "DJANGO_SECRET_KEY": "insecure-benchmark-only-key", "ACADEMIE_BENCH_TRIVIAL": "1",
-        "ACADEMIE_TIMERS": "off", "REDIS_URL": redis_url, "PYTHONPATH": str(root),
-    })
-    return env
 
 
 def main() -> None:
@@ -71,7 +59,8 @@ def main() -> None:
             db, redis_url = f"academie_ab_{name}", f"{args.redis}/{10 + i}"
             recreate_database(args.admin_url, db)
             redis.Redis.from_url(redis_url).flushdb()
-            env = side_env(root, args.admin_url, db, redis_url)
+            db_url = f"{args.admin_url.rsplit('/', 1)[0]}/{db}?conn_max_age=60"
+            env = service_env(db_url, redis_url, root)
             subprocess.run([PY, "manage.py", "migrate", "--verbosity", "0"], env=env, cwd=root,
                            check=True, timeout=300)
             tables = work / f"tables_{name}.json"

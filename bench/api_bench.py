@@ -161,6 +161,21 @@ class CpuWatch:
         }
 
 
+def service_env(db_url: str, redis_url: str, root: Path = ROOT) -> dict[str, str]:
+    """The environment of the service's processes (setup, gunicorn, the services' benchmarks)
+    for the source tree ``root``: this one's, without the caller's own Django settings."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("DJANGO_", "ACADEMIE_", "DATABASE_URL", "REDIS_URL"))}
+    env.update({
+        "DATABASE_URL": db_url, "DJANGO_SETTINGS_MODULE": "config.settings.local",
+        "DJANGO_DEBUG": "false", "DJANGO_SECRET_KEY": "insecure-benchmark-only-key",
+        # Redis as deployed (sessions and users from its cache); the timers stay in-process.
+        "ACADEMIE_BENCH_TRIVIAL": "1", "ACADEMIE_TIMERS": "off", "REDIS_URL": redis_url,
+        "PYTHONPATH": str(root),
+    })
+    return env
+
+
 # -- the database ----------------------------------------------------------------------------
 
 
@@ -492,15 +507,7 @@ def main() -> None:
     db_url = f"{base}/{args.db_name}"
     if args.conn_max_age:
         db_url += f"?conn_max_age={args.conn_max_age}"
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("DJANGO_", "ACADEMIE_", "DATABASE_URL", "REDIS_URL"))}
-    env.update({
-        "DATABASE_URL": db_url, "DJANGO_SETTINGS_MODULE": "config.settings.local",
-        "DJANGO_DEBUG": "false", "DJANGO_SECRET_KEY": "insecure-benchmark-only-key",
-        # Redis as deployed (sessions and users from its cache); the timers stay in-process.
-        "ACADEMIE_BENCH_TRIVIAL": "1", "ACADEMIE_TIMERS": "off", "REDIS_URL": args.redis_url,
-        "PYTHONPATH": str(ROOT),
-    })
+    env = service_env(db_url, args.redis_url)
     started = time.monotonic()
     summary: dict[str, Any] = {
         "command": " ".join([".venv/bin/python", "bench/api_bench.py", *sys.argv[1:]]),

@@ -85,16 +85,11 @@ class RecentHands:
         since it began."""
         if self.size <= 0 or hand.status != Hand.Status.PLAYING:
             return
-        with self._lock:
-            held = self._entries.get(hand.pk)
-        if held is not None and held.hand.last_seq >= hand.last_seq:
-            return
         entry = Recent(_copy(hand), tuple(seats), loaded)
         with self._lock:
             held = self._entries.get(hand.pk)
-            if held is not None and held.hand.last_seq >= hand.last_seq:
-                return
-            self._store(hand.pk, entry)
+            if held is None or held.hand.last_seq < hand.last_seq:
+                self._store(hand.pk, entry)
 
     def _store(self, key: uuid.UUID, entry: Recent) -> None:
         self._entries[key] = entry
