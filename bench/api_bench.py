@@ -317,6 +317,9 @@ def http_phases(args: argparse.Namespace, env: dict[str, str], work: Path,
                   "--warmup", str(args.warmup), "--seed", str(args.seed)]
 
         def phase(name: str, extra: list[str]) -> dict[str, Any]:
+            if name.startswith("moves"):  # each table at its last hand, outside the CPU watch
+                run_json(base + ["current"] + common, env, timeout=120)
+                extra = [*extra, "--hands-current"]
             gate = wait_quiet(args.idle_threshold, args.max_idle_wait)
             with CpuWatch(watch_db, server.proc.pid) as watch:
                 result = run_json(base + extra + common, env,

@@ -14,6 +14,11 @@ names the next one.
 
 ``trivial``: ``--clients`` tasks POST /bench/trivial/ (one row inserted per request).
 
+``current``: rewrites the tables file with each partie's last hand (asked of the partie's
+detail). ``moves`` does the same before its clock starts, unless ``--hands-current`` says the
+file is current; api_bench.py runs ``current`` before each phase, outside its CPU watch.
+Without it every phase after the first walked the hands played before it, one GET each.
+
 ``--rate 0`` (default): closed loop, every task sends its next request as soon as it has an
 answer (saturation: latency is then mostly queueing, concurrency / throughput). ``--rate R``:
 each task paces its moves (its POSTs; the reads before them wait for nothing) so that the
@@ -275,17 +280,51 @@ def pct(values: list[float], q: float) -> float | None:
     return round(s[k] * 1000, 2)
 
 
+async def current_hands(http: Http, base: str, tables: list[dict]) -> list[dict]:
+    """Each table as it is now: its partie's last hand instead of the hand the setup dealt.
+
+    A phase after the first would otherwise start every table at the setup's hand, long over,
+    and walk the hands the earlier phases played, one GET each (about 13 per table and phase
+    of 20 s at saturation): in the warm-up, and in the measured window as the walk grew, where
+    those GETs queued ahead of the moves. Asked before the clock starts; a table whose
+    partie cannot be read keeps the setup's hand."""
+    async def one(table: dict) -> dict:
+        status, raw = await http.request(
+            "GET", f"{base}/api/parties/{table['partie']}/",
+            headers(table["seats"][0]["session"]), None)
+        if status != 200:
+            return table
+        hands = json.loads(raw).get("hands") or []
+        if not hands:
+            return table
+        last = max(hands, key=lambda h: h["number"])
+        return dict(table, hand=last["id"])
+
+    found: list[dict] = []
+    for start in range(0, len(tables), 10):  # ten at a time: no burst at the server
+        found.extend(await asyncio.gather(*(one(t) for t in tables[start:start + 10])))
+    return found
+
+
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     with open(args.tables_file) as fh:
         doc = json.load(fh)
     base = urlsplit(args.base_url).path.rstrip("/")  # the paths' prefix ("" at the root)
+    http = Http(args.base_url, args.request_timeout)
+    if args.mode == "current":  # the tables file brought up to date, for the next phase
+        doc["tables"] = await current_hands(http, base, doc["tables"])
+        with open(args.tables_file, "w") as fh:
+            json.dump(doc, fh)
+        return {"mode": "current", "tables": len(doc["tables"])}
+    if args.mode == "moves":
+        tables = doc["tables"][: args.tables] if args.tables else doc["tables"]
+        if not args.hands_current:
+            tables = await current_hands(http, base, tables)
     start = time.perf_counter()
     rec = Recorder(start, args.warmup, args.duration)
     stop = rec.t1
     cpu0 = time.process_time()
-    http = Http(args.base_url, args.request_timeout)
     if args.mode == "moves":
-        tables = doc["tables"][: args.tables] if args.tables else doc["tables"]
         interval = len(tables) / args.rate if args.rate else 0.0
         tasks = [table_loop(http, rec, base, t, random.Random(args.seed * 1000 + i),
                             interval, stop) for i, t in enumerate(tables)]
@@ -317,7 +356,10 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("mode", choices=["moves", "trivial"])
+    parser.add_argument("mode", choices=["moves", "trivial", "current"])
+    parser.add_argument("--hands-current", action="store_true",
+                        help="moves: the file's hands are current (``current`` was run), "
+                             "skip asking each partie for its last hand")
     parser.add_argument("--tables-file", required=True)
     parser.add_argument("--base-url", required=True)
     parser.add_argument("--tables", type=int, default=0, help="0: every table of the file")

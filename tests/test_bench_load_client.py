@@ -105,3 +105,46 @@ def test_a_call_without_a_whole_answer_is_a_failure_left_out_of_the_latencies() 
 def test_a_server_that_never_answers_is_a_timeout() -> None:
     with pytest.raises(TimeoutError):
         asyncio.run(_exchange(b"", "GET", None, timeout=0.2))
+
+
+def test_each_table_starts_at_its_parties_last_hand() -> None:
+    """A phase after the first starts at the hands being played, not at the setup's hands
+    (which it would walk, finished hand after finished hand, inside its measured window)."""
+    parties = {
+        "p-played": {"hands": [{"id": "h1", "number": 1}, {"id": "h3", "number": 3},
+                               {"id": "h2", "number": 2}]},
+        "p-new": {"hands": []},
+    }
+    asked: list[bytes] = []
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        asked.append(head)
+        partie = head.split(b" ")[1].decode().split("/")[3]
+        if partie in parties:
+            body = json.dumps(parties[partie]).encode()
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+        else:
+            writer.write(b"HTTP/1.1 404 Not Found\r\nContent-Length: 2\r\n\r\n{}")
+        await writer.drain()
+        writer.close()
+
+    def table(partie: str) -> dict[str, Any]:
+        return {"partie": partie, "hand": "setup-hand", "seats": [{"session": f"s-{partie}"}]}
+
+    async def run() -> list[dict[str, Any]]:
+        server = await asyncio.start_server(answer, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        try:
+            return await api_load.current_hands(
+                api_load.Http(f"http://127.0.0.1:{port}", 5.0), "",
+                [table("p-played"), table("p-new"), table("p-gone")])
+        finally:
+            server.close()
+
+    found = asyncio.run(run())
+
+    assert [t["hand"] for t in found] == ["h3", "setup-hand", "setup-hand"]
+    assert found[0]["seats"] == [{"session": "s-p-played"}]
+    assert len(asked) == 3
+    assert all(b"Cookie: sessionid=s-p-" in head for head in asked)
