@@ -376,7 +376,7 @@ def summarise(http: dict[str, Any] | None, svc: dict[str, Any] | None) -> dict[s
         s["http_moves_per_s"] = ms["moves_per_s"]
         s["http_events_per_s"] = ms["events_per_s"]
         s["http_requests_per_s_during_moves"] = round(
-            sum(v["per_s"] for k, v in ms.items() if isinstance(v, dict) and "per_s" in v), 1)
+            sum(ms[k]["per_s"] for k in ("hand_get", "move_post") if k in ms), 1)
         s["http_move_post_p50_ms_saturation"] = ms["move_post"]["p50_ms"]
         s["http_move_post_p99_ms_saturation"] = ms["move_post"]["p99_ms"]
         s["trivial_requests_per_s"] = ts["requests_per_s"]
@@ -406,6 +406,10 @@ def summarise(http: dict[str, Any] | None, svc: dict[str, Any] | None) -> dict[s
         s["http_moves_per_s_paced"] = mp["moves_per_s"]
         s["http_move_post_p50_ms_paced"] = mp["move_post"]["p50_ms"]
         s["http_move_post_p99_ms_paced"] = mp["move_post"]["p99_ms"]
+        for part in ("usual", "ending"):  # the moves that end a hand (and deal) apart
+            if f"move_post_{part}" in mp:
+                s[f"http_move_post_{part}_p50_p99_ms_paced"] = [
+                    mp[f"move_post_{part}"]["p50_ms"], mp[f"move_post_{part}"]["p99_ms"]]
         s["http_hand_get_p99_ms_paced"] = mp.get("hand_get", {}).get("p99_ms")
         s["trivial_p50_ms_paced"] = tp["trivial_post"]["p50_ms"]
         s["trivial_p99_ms_paced"] = tp["trivial_post"]["p99_ms"]

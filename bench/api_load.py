@@ -245,9 +245,14 @@ async def table_loop(http: Http, rec: Recorder, base: str, table: dict,
         seat = actor["your_seat"]
         move = rng.choice(actor["legal_moves"])
         body = {"command_id": str(uuid.uuid4()), "seq": actor["seq"], "move": move}
+        began = time.perf_counter()
         status, answer = await call(http, rec, "move_post", "POST",
                                     f"{base}/api/hands/{hand}/moves", seats[seat]["session"], body)
         if status == 201:
+            # Apart too (the figures above count every POST): the moves that end a hand, and
+            # with it deal the next, against the others.
+            rec.add("move_post_ending" if answer["status"] == "over" else "move_post_usual",
+                    began, time.perf_counter(), status)
             rec.count("moves")
             rec.count("events", answer["seq"] - actor["seq"])
             view = answer

@@ -32,7 +32,10 @@ def schedule_deadline(*, hand_id: Any, seq: int, at: datetime) -> None:
     if mode == "celery":
         fire_deadline.apply_async(args=[str(hand_id), seq], eta=at)
     elif mode == "thread":
-        _timers.schedule(at, fire_deadline, str(hand_id), seq)
+        # A hand's deadline replaces the one this process set before it: that one waits at
+        # an earlier seq, which the hand has left for good.
+        _timers.schedule(at, fire_deadline, str(hand_id), seq, key=("deadline", str(hand_id)),
+                         order=seq)
 
 
 def schedule_next_hand(*, partie_id: Any, at: datetime) -> None:
@@ -46,18 +49,42 @@ def schedule_next_hand(*, partie_id: Any, at: datetime) -> None:
 class ThreadTimers:
     """The embedded default's timers: one thread and a heap of due times, not a thread per
     deadline (a busy server would otherwise hold thousands of sleeping threads). A timer that
-    fails is logged; the clock's sweeper plays whatever it left overdue."""
+    fails is logged; the clock's sweeper plays whatever it left overdue.
+
+    A timer scheduled with a ``key`` replaces the one of that key scheduled before it with a
+    lower ``order`` (a hand's deadline at a later seq replaces the one at an earlier seq, which
+    could only find the hand moved on), and is dropped if one of a higher or equal order is
+    already queued. A replaced timer never runs; the heap is rebuilt without them once they are
+    half of it. Without this every move left a timer in the heap until its deadline (an hour
+    at a table with a long move time-out): hundreds of thousands of entries an hour at a busy
+    server, all of them traversed by every full garbage collection of the process."""
 
     def __init__(self) -> None:
-        self._heap: list[tuple[datetime, int, Any, tuple[Any, ...]]] = []
+        # [due, count, task or None once replaced, args, key]: compared by (due, count) only.
+        self._heap: list[list[Any]] = []
+        self._keyed: dict[Any, tuple[Any, list[Any]]] = {}  # key -> (order, its entry)
+        self._replaced = 0
         self._wake = threading.Condition()
         self._count = itertools.count()
         self._thread: threading.Thread | None = None
 
-    def schedule(self, at: datetime, task: Any, *args: Any) -> None:
+    def schedule(self, at: datetime, task: Any, *args: Any, key: Any = None,
+                 order: Any = None) -> None:
         with self._wake:
-            entry = (at, next(self._count), task, args)
+            entry = [at, next(self._count), task, args, key]
+            if key is not None:
+                queued = self._keyed.get(key)
+                if queued is not None:
+                    if queued[0] >= order:
+                        return
+                    queued[1][2] = None
+                    self._replaced += 1
+                self._keyed[key] = (order, entry)
             heapq.heappush(self._heap, entry)
+            if self._replaced > 64 and 2 * self._replaced > len(self._heap):
+                self._heap = [e for e in self._heap if e[2] is not None]
+                heapq.heapify(self._heap)
+                self._replaced = 0
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._run, name="academie-timers",
                                                 daemon=True)
@@ -75,8 +102,18 @@ class ThreadTimers:
                     wait = ((self._heap[0][0] - timezone.now()).total_seconds()
                             if self._heap else None)
                     self._wake.wait(timeout=wait)
-                _, _, task, args = heapq.heappop(self._heap)
+                _, _, task, args, key = heapq.heappop(self._heap)
+                if task is None:
+                    self._replaced -= 1
+                    continue
+                if key is not None:
+                    del self._keyed[key]
             _in_thread(task, *args)
+
+    def __len__(self) -> int:
+        """The timers queued that will run (replaced ones left out)."""
+        with self._wake:
+            return len(self._heap) - self._replaced
 
 
 _timers = ThreadTimers()

@@ -19,6 +19,12 @@ A hand this process only read is offered too (``offer``: the hand's ``GET``, whi
 same row, seats and snapshot): the next move on it, if this process serves it, then skips its
 read as well. It is checked the same way, and never replaces an entry at a later seq.
 
+A partie has one hand at play at a time, so the map holds one entry per partie: keeping or
+offering a partie's next hand drops its last one. A hand that another process ended would
+otherwise stay here, never asked for again, until 1,024 later hands pushed it out; the
+full map's objects (about 90 per hand) made every full garbage collection of a busy worker
+slower (bench/api_bench.md, eighth round).
+
 An entry is taken out while a move uses it (``take``), and put back only after that move's
 statement has run (``keep``), so two threads never share one; a move that fails drops it. The
 hand and its partie are copied when kept: the command's answer still holds its own.
@@ -58,6 +64,7 @@ class RecentHands:
     def __init__(self, size: int = SIZE) -> None:
         self.size = size
         self._entries: OrderedDict[uuid.UUID, Recent] = OrderedDict()
+        self._of_partie: dict[Any, uuid.UUID] = {}  # partie id -> the id of its entry's hand
         self._lock = threading.Lock()
 
     def take(self, hand_id: Any, seq: int) -> Recent | None:
@@ -67,7 +74,7 @@ class RecentHands:
         if key is None:
             return None
         with self._lock:
-            found = self._entries.pop(key, None)
+            found = self._pop(key)
         return found if found is not None and found.hand.last_seq == seq else None
 
     def keep(self, hand: Hand, seats: Sequence[Seat], loaded: Loaded) -> None:
@@ -92,14 +99,29 @@ class RecentHands:
                 self._store(hand.pk, entry)
 
     def _store(self, key: uuid.UUID, entry: Recent) -> None:
+        partie_id = entry.hand.partie_id
+        other = self._of_partie.get(partie_id)
+        if other is not None and other != key:
+            held = self._entries.get(other)
+            if held is not None and (held.hand.number or 0) > (entry.hand.number or 0):
+                return  # an earlier hand of the partie, read before its next was dealt
+            self._pop(other)
         self._entries[key] = entry
         self._entries.move_to_end(key)
+        self._of_partie[partie_id] = key
         while len(self._entries) > self.size:
-            self._entries.popitem(last=False)
+            self._pop(next(iter(self._entries)))
+
+    def _pop(self, key: uuid.UUID) -> Recent | None:
+        found = self._entries.pop(key, None)
+        if found is not None and self._of_partie.get(found.hand.partie_id) == key:
+            del self._of_partie[found.hand.partie_id]
+        return found
 
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
+            self._of_partie.clear()
 
     def __len__(self) -> int:
         return len(self._entries)

@@ -322,3 +322,44 @@ def test_two_threads_never_take_the_same_kept_hand():
             thread.join()
 
         assert sum(entry is not None for entry in found) == 1
+
+
+def _next_of(hand: Hand, number: int, seq: int = 3) -> Hand:
+    return Hand(id=uuid.uuid4(), partie=hand.partie, number=number, last_seq=seq,
+                status=Hand.Status.PLAYING)
+
+
+def test_a_parties_next_hand_replaces_its_last_one_and_never_the_reverse():
+    kept = RecentHands(size=8)
+    first = _hand()
+    first.number = 1
+    other_table = _hand()
+    kept.keep(first, [], _loaded())
+    kept.keep(other_table, [], _loaded())
+    second = _next_of(first, 2)
+
+    kept.offer(second, [], _loaded())  # another process ended hand 1 and dealt hand 2
+
+    assert len(kept) == 2  # hand 1 is gone: nobody asks a finished hand for a move
+    assert kept.take(first.pk, 3) is None
+    kept.keep(first, [], _loaded())  # a read of hand 1 made before hand 2 was dealt
+    assert len(kept) == 2 and kept.take(first.pk, 3) is None
+    assert kept.take(second.pk, 3) is not None and kept.take(other_table.pk, 3) is not None
+    kept.keep(first, [], _loaded())  # once hand 2 is taken out, hand 1 is the partie's again
+    assert kept.take(first.pk, 3) is not None
+
+
+def test_the_map_holds_one_hand_per_partie_as_hands_follow_each_other():
+    kept = RecentHands(size=1024)
+    tables = [_hand() for _ in range(5)]
+    for number in range(1, 41):
+        for table in tables:
+            kept.offer(_next_of(table, number), [], _loaded())
+
+    assert len(kept) == 5 and len(kept._of_partie) == 5
+    for _ in range(3):
+        kept.keep(_hand(), [], _loaded())
+    small = RecentHands(size=2)
+    for table in tables:
+        small.keep(_next_of(table, 1), [], _loaded())
+    assert len(small) == 2 and len(small._of_partie) == 2  # evictions leave no partie behind

@@ -52,3 +52,41 @@ def test_an_earlier_timer_wakes_the_sleeping_thread_and_a_later_one_does_not_del
     assert early.wait(2), "the earlier timer did not wake the thread"
     assert 0.05 <= fired["early"] - began < 1.0
     assert set(fired) == {"early"}
+
+
+def test_a_hands_later_deadline_replaces_its_earlier_one_which_never_runs() -> None:
+    timers = ThreadTimers()
+    fired: list[tuple[str, int]] = []
+    done = threading.Event()
+
+    def task(name: str, seq: int) -> None:
+        fired.append((name, seq))
+        if name == "other":
+            done.set()
+
+    task.__name__ = "task"
+    now = timezone.now()
+    soon = now + timedelta(milliseconds=100)
+    timers.schedule(soon, task, "hand", 3, key="hand", order=3)
+    timers.schedule(soon + timedelta(milliseconds=50), task, "hand", 5, key="hand", order=5)
+    timers.schedule(soon, task, "hand", 4, key="hand", order=4)  # older than the one queued
+    timers.schedule(soon, task, "hand", 5, key="hand", order=5)  # the same again
+    timers.schedule(soon + timedelta(milliseconds=100), task, "other", 1, key="other", order=1)
+    assert len(timers) == 2
+
+    assert done.wait(5), f"only {fired} fired"
+    assert fired == [("hand", 5), ("other", 1)]
+    assert len(timers) == 0
+    timers.schedule(timezone.now(), task, "hand", 5, key="hand", order=5)  # once it has run,
+    assert len(timers) == 1  # a timer of that key is queued again
+
+
+def test_replaced_timers_do_not_pile_up_in_the_heap() -> None:
+    timers = ThreadTimers()
+    far = timezone.now() + timedelta(hours=1)  # every move sets a deadline an hour away
+    for seq in range(10_000):
+        timers.schedule(far, print, seq, key=("deadline", seq % 50), order=seq)
+
+    assert len(timers) == 50
+    assert len(timers._heap) <= 2 * 50 + 2 * 64
+    assert sorted(e[3][0] for e in timers._heap if e[2] is not None) == list(range(9950, 10_000))
