@@ -346,7 +346,9 @@ def http_phases(args: argparse.Namespace, env: dict[str, str], work: Path,
 
         def both(label: str, duration: float, rate: float) -> None:
             paced = ["--rate", str(rate)] if rate else []
-            phase(f"moves_{label}", ["moves", "--duration", str(duration), *paced])
+            n = len(out.get(f"moves_{label}", []))
+            trace = ["--trace", str(work / f"trace_{label}_{n}.json")]
+            phase(f"moves_{label}", ["moves", "--duration", str(duration), *paced, *trace])
             phase(f"trivial_{label}", ["trivial", "--duration", str(duration),
                                        "--clients", str(args.tables), *paced])
 

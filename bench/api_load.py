@@ -62,6 +62,9 @@ class Recorder:
         self.status: Counter[str] = Counter()
         self.counts: Counter[str] = Counter()
         self.all_counts: Counter[str] = Counter()  # warm-up included (CPU per operation)
+        #: (kind, end in seconds from the window's start, latency) of every answer counted,
+        #: when asked for (``--trace FILE``): where in the window the slow answers fall.
+        self.trace: list[tuple[str, float, float]] | None = None
 
     def inside(self, t: float) -> bool:
         return self.t0 <= t <= self.t1
@@ -72,6 +75,8 @@ class Recorder:
         self.status[f"{kind} {status}"] += 1
         if 200 <= status < 300:
             self.latency[kind].append(ended - began)
+            if self.trace is not None:
+                self.trace.append((kind, round(ended - self.t0, 4), round(ended - began, 4)))
 
     def count(self, what: str, n: int = 1, at: float | None = None) -> None:
         self.all_counts[what] += n
@@ -327,6 +332,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             tables = await current_hands(http, base, tables)
     start = time.perf_counter()
     rec = Recorder(start, args.warmup, args.duration)
+    if args.trace:
+        rec.trace = []
     stop = rec.t1
     cpu0 = time.process_time()
     if args.mode == "moves":
@@ -352,6 +359,10 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         out[kind] = {"n": len(values), "per_s": round(len(values) / args.duration, 1),
                      "p50_ms": pct(values, 0.50), "p90_ms": pct(values, 0.90),
                      "p99_ms": pct(values, 0.99), "max_ms": pct(values, 1.0)}
+    if args.trace:
+        with open(args.trace, "w") as fh:
+            json.dump({"window_start_unix": time.time() - (time.perf_counter() - rec.t0),
+                       "answers": rec.trace}, fh)
     key = "moves" if args.mode == "moves" else "requests"
     out[f"{key}_per_s"] = round(rec.counts[key] / args.duration, 1)
     if args.mode == "moves":
@@ -374,6 +385,8 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=3.0)
     parser.add_argument("--request-timeout", type=float, default=30.0)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--trace", default="",
+                        help="write every counted answer's kind, end time and latency (JSON)")
     args = parser.parse_args()
     try:  # a faster event loop: less of the load generator's CPU taken from the server's
         from uvloop import run as run_loop
