@@ -44,6 +44,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import time
 import uuid
@@ -69,13 +70,18 @@ class Recorder:
     def inside(self, t: float) -> bool:
         return self.t0 <= t <= self.t1
 
-    def add(self, kind: str, began: float, ended: float, status: int) -> None:
+    def add(self, kind: str, began: float, ended: float, status: int,
+            latency_only: bool = False) -> None:
+        """An answer inside the window: its status counted, its latency kept if it succeeded.
+        ``latency_only``: a second look at an answer already added (its part of a split), whose
+        latency alone is kept, so that statuses and the trace count each answer once."""
         if not self.inside(ended):
             return
-        self.status[f"{kind} {status}"] += 1
+        if not latency_only:
+            self.status[f"{kind} {status}"] += 1
         if 200 <= status < 300:
             self.latency[kind].append(ended - began)
-            if self.trace is not None:
+            if self.trace is not None and not latency_only:
                 self.trace.append((kind, round(ended - self.t0, 4), round(ended - began, 4)))
 
     def count(self, what: str, n: int = 1, at: float | None = None) -> None:
@@ -257,7 +263,7 @@ async def table_loop(http: Http, rec: Recorder, base: str, table: dict,
             # Apart too (the figures above count every POST): the moves that end a hand, and
             # with it deal the next, against the others.
             rec.add("move_post_ending" if answer["status"] == "over" else "move_post_usual",
-                    began, time.perf_counter(), status)
+                    began, time.perf_counter(), status, latency_only=True)
             rec.count("moves")
             rec.count("events", answer["seq"] - actor["seq"])
             view = answer
@@ -299,9 +305,12 @@ async def current_hands(http: Http, base: str, tables: list[dict]) -> list[dict]
     those GETs queued ahead of the moves. Asked before the clock starts; a table whose
     partie cannot be read keeps the setup's hand."""
     async def one(table: dict) -> dict:
-        status, raw = await http.request(
-            "GET", f"{base}/api/parties/{table['partie']}/",
-            headers(table["seats"][0]["session"]), None)
+        try:
+            status, raw = await http.request(
+                "GET", f"{base}/api/parties/{table['partie']}/",
+                headers(table["seats"][0]["session"]), None)
+        except (TimeoutError, OSError, ValueError, IndexError):  # no whole answer: as ``call``
+            return table
         if status != 200:
             return table
         hands = json.loads(raw).get("hands") or []
@@ -323,8 +332,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     http = Http(args.base_url, args.request_timeout)
     if args.mode == "current":  # the tables file brought up to date, for the next phase
         doc["tables"] = await current_hands(http, base, doc["tables"])
-        with open(args.tables_file, "w") as fh:
+        with open(f"{args.tables_file}.new", "w") as fh:
             json.dump(doc, fh)
+        os.replace(f"{args.tables_file}.new", args.tables_file)  # never half written
         return {"mode": "current", "tables": len(doc["tables"])}
     if args.mode == "moves":
         tables = doc["tables"][: args.tables] if args.tables else doc["tables"]

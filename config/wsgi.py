@@ -6,10 +6,11 @@ from django.urls import get_resolver
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
 application = get_wsgi_application()
-get_resolver().check()  # imports the URLconf and every view now, not at the first request
+get_resolver().check()  # imports the URLconf and its views now, not at the first request
 
 # What the process has loaded so far (Django, the apps, the views) lives as long as it
 # does: moved out of the garbage collector's way, so that a full collection traverses only
 # what requests made since. A busy worker held about 125,000 such objects, and each full
 # collection paused its requests for tens of milliseconds (bench/api_bench.md, eighth round).
+gc.collect()  # nothing left over from start-up is frozen with the rest
 gc.freeze()

@@ -70,6 +70,8 @@ class ThreadTimers:
 
     def schedule(self, at: datetime, task: Any, *args: Any, key: Any = None,
                  order: Any = None) -> None:
+        if key is not None and order is None:
+            raise ValueError("a keyed timer needs an order")
         with self._wake:
             entry = [at, next(self._count), task, args, key]
             if key is not None:
@@ -77,7 +79,7 @@ class ThreadTimers:
                 if queued is not None:
                     if queued[0] >= order:
                         return
-                    queued[1][2] = None
+                    queued[1][2], queued[1][3] = None, ()
                     self._replaced += 1
                 self._keyed[key] = (order, entry)
             heapq.heappush(self._heap, entry)

@@ -359,7 +359,24 @@ def test_the_map_holds_one_hand_per_partie_as_hands_follow_each_other():
     assert len(kept) == 5 and len(kept._of_partie) == 5
     for _ in range(3):
         kept.keep(_hand(), [], _loaded())
+    assert len(kept) == 8 and len(kept._of_partie) == 8
     small = RecentHands(size=2)
     for table in tables:
         small.keep(_next_of(table, 1), [], _loaded())
     assert len(small) == 2 and len(small._of_partie) == 2  # evictions leave no partie behind
+
+
+def test_a_hand_taken_out_then_offered_late_leaves_the_map_consistent():
+    kept = RecentHands(size=8)
+    first = _hand()
+    first.number = 1
+    kept.keep(first, [], _loaded())
+    assert kept.take(first.pk, 3) is not None  # a move on hand 1 is being played
+    kept.offer(first, [], _loaded())  # a GET's read of hand 1, before that move ends it
+    second = _next_of(first, 2)
+    kept.keep(second, [], _loaded())  # the move ended hand 1 and dealt hand 2
+
+    assert len(kept) == 1 and kept._of_partie == {first.partie_id: second.pk}
+    assert kept.take(first.pk, 3) is None
+    assert kept.take(second.pk, 3) is not None
+    assert len(kept) == 0 and kept._of_partie == {}

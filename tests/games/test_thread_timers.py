@@ -4,6 +4,7 @@ import threading
 import time
 from datetime import timedelta
 
+import pytest
 from django.utils import timezone
 
 from games.tasks import ThreadTimers
@@ -66,7 +67,7 @@ def test_a_hands_later_deadline_replaces_its_earlier_one_which_never_runs() -> N
 
     task.__name__ = "task"
     now = timezone.now()
-    soon = now + timedelta(milliseconds=100)
+    soon = now + timedelta(milliseconds=500)
     timers.schedule(soon, task, "hand", 3, key="hand", order=3)
     timers.schedule(soon + timedelta(milliseconds=50), task, "hand", 5, key="hand", order=5)
     timers.schedule(soon, task, "hand", 4, key="hand", order=4)  # older than the one queued
@@ -76,9 +77,12 @@ def test_a_hands_later_deadline_replaces_its_earlier_one_which_never_runs() -> N
 
     assert done.wait(5), f"only {fired} fired"
     assert fired == [("hand", 5), ("other", 1)]
-    assert len(timers) == 0
-    timers.schedule(timezone.now(), task, "hand", 5, key="hand", order=5)  # once it has run,
-    assert len(timers) == 1  # a timer of that key is queued again
+    assert len(timers) == 0 and timers._keyed == {} and timers._replaced == 0
+    later = timezone.now() + timedelta(hours=1)
+    timers.schedule(later, task, "hand", 5, key="hand", order=5)  # once it has run, a timer
+    assert len(timers) == 1  # of that key is queued again
+    with pytest.raises(ValueError, match="needs an order"):
+        timers.schedule(later, task, "hand", 6, key="hand")
 
 
 def test_replaced_timers_do_not_pile_up_in_the_heap() -> None:
@@ -89,4 +93,7 @@ def test_replaced_timers_do_not_pile_up_in_the_heap() -> None:
 
     assert len(timers) == 50
     assert len(timers._heap) <= 2 * 50 + 2 * 64
+    assert timers._replaced == sum(e[2] is None for e in timers._heap)
     assert sorted(e[3][0] for e in timers._heap if e[2] is not None) == list(range(9950, 10_000))
+    assert {key: entry[3][0] for key, (_, entry) in timers._keyed.items()} == {
+        ("deadline", k): 9950 + k for k in range(50)}
