@@ -77,8 +77,8 @@ class ThreadTimers:
             if key is not None:
                 queued = self._keyed.get(key)
                 if queued is not None:
-                    if queued[0] >= order:
-                        return
+                    if queued[0] >= order:  # an equal order is the same deadline: a hand
+                        return  # has one per seq (a deadline moved within a seq would need more)
                     queued[1][2], queued[1][3] = None, ()
                     self._replaced += 1
                 self._keyed[key] = (order, entry)
