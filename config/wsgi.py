@@ -10,7 +10,7 @@ get_resolver().check()  # imports the URLconf and its views now, not at the firs
 
 # What the process has loaded so far (Django, the apps, the views) lives as long as it
 # does: moved out of the garbage collector's way, so that a full collection traverses only
-# what requests made since. A busy worker held about 125,000 such objects, and each full
-# collection paused its requests for tens of milliseconds (bench/api_bench.md, eighth round).
+# what requests made since: about 90,000 objects, which every full collection of a busy
+# worker traversed while its requests waited (bench/api_bench.md, eighth round).
 gc.collect()  # nothing left over from start-up is frozen with the rest
 gc.freeze()
