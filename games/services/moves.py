@@ -269,7 +269,16 @@ def _answered_before(hand: Hand, request: dict[str, Any], user: AbstractBaseUser
 
 def deadline_fire(*, hand_id: Any, seq: int, at: datetime) -> bool:
     """Play the pending decision's move if the hand still waits for it at ``seq`` and it is
-    due; otherwise do nothing (a late or duplicated timer is harmless). True if it played."""
+    due; otherwise do nothing (a late or duplicated timer is harmless). True if it played.
+
+    Most timers find their hand moved on: every move sets a deadline, and the next move makes
+    it stale. That is answered by one unlocked read of two columns, without a transaction or
+    the hand's lock: a hand's seq only grows and a finished hand is never played again, so a
+    hand past ``seq`` or over is past it for good. Only a hand still at ``seq`` is locked and
+    checked again."""
+    current = Hand.objects.filter(pk=hand_id).values_list("last_seq", "status").first()
+    if current is None or current != (seq, Hand.Status.PLAYING):
+        return False
     with transaction.atomic():
         try:
             hand, table = _locked_table(hand_id)

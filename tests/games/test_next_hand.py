@@ -553,3 +553,40 @@ def test_a_chained_deal_that_fails_is_rolled_back_alone_and_the_timer_deals_it(
     monkeypatch.setattr(parties, "advance", real_advance)
     third = partie_tick(partie_id=partie.pk, at=T0 + timedelta(seconds=2))
     assert third is not None and third.number == 3
+
+
+def test_a_timer_that_finds_its_hand_moved_on_reads_one_row_and_locks_nothing(people):
+    partie, users = _partie(people, pause=0)
+    hand = partie.hands.get()
+    stale = hand.last_seq
+    seat = hand_view(hand=hand, user=users[0])["to_act"][0]
+    legal = store.load(hand).game.legal_moves(store.load(hand).state)[seat]
+    move_play(hand_id=hand.id, user=users[seat], move=legal[0], seq=stale,
+              command_id=uuid.uuid4(), at=T0 + timedelta(seconds=1))
+    hand.refresh_from_db()
+    assert hand.last_seq > stale and hand.deadline is not None
+
+    late = max(hand.deadline, T0) + timedelta(minutes=5)  # every deadline long past
+    with CaptureQueriesContext(connection) as queries:
+        assert not deadline_fire(hand_id=hand.id, seq=stale, at=late)
+        assert not deadline_fire(hand_id=uuid.uuid4(), seq=1, at=late)  # no such hand
+
+    assert len(queries.captured_queries) == 2
+    assert all("FOR UPDATE" not in q["sql"] and not q["sql"].startswith(("SAVEPOINT", "BEGIN"))
+               for q in queries.captured_queries)
+    before = hand.last_seq
+    assert deadline_fire(hand_id=hand.id, seq=hand.last_seq, at=late)  # the current one plays
+    hand.refresh_from_db()
+    assert hand.last_seq > before
+
+
+def test_a_timer_for_a_finished_hand_does_nothing(people):
+    partie, users = _partie(people, pause=0)
+    hand = partie.hands.get()
+    _play_to_end(hand, users, random.Random(2))
+    hand.refresh_from_db()
+    assert hand.status == Hand.Status.OVER
+
+    assert not deadline_fire(hand_id=hand.id, seq=hand.last_seq, at=T0 + timedelta(hours=1))
+    hand.refresh_from_db()
+    assert hand.status == Hand.Status.OVER
