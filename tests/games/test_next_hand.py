@@ -557,13 +557,19 @@ def test_a_chained_deal_that_fails_is_rolled_back_alone_and_the_timer_deals_it(
 
 def test_a_timer_that_finds_its_hand_moved_on_reads_one_row_and_locks_nothing(people):
     partie, users = _partie(people, pause=0)
-    hand = partie.hands.get()
-    stale = hand.last_seq
-    seat = hand_view(hand=hand, user=users[0])["to_act"][0]
-    legal = store.load(hand).game.legal_moves(store.load(hand).state)[seat]
-    move_play(hand_id=hand.id, user=users[seat], move=legal[0], seq=stale,
-              command_id=uuid.uuid4(), at=T0 + timedelta(seconds=1))
-    hand.refresh_from_db()
+    rng = random.Random(7)
+    for _ in range(200):  # a move that leaves its hand waiting for the next decision
+        hand = partie.hands.order_by("-number").first()
+        assert hand is not None and hand.status == Hand.Status.PLAYING
+        stale = hand.last_seq
+        seat = hand_view(hand=hand, user=users[0])["to_act"][0]
+        loaded = store.load(hand)
+        move_play(hand_id=hand.id, user=users[seat],
+                  move=rng.choice(loaded.game.legal_moves(loaded.state)[seat]), seq=stale,
+                  command_id=uuid.uuid4(), at=T0 + timedelta(seconds=1))
+        hand.refresh_from_db()
+        if hand.status == Hand.Status.PLAYING:
+            break
     assert hand.last_seq > stale and hand.deadline is not None
 
     late = max(hand.deadline, T0) + timedelta(minutes=5)  # every deadline long past
