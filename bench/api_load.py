@@ -53,6 +53,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 CSRF = "benchbenchbenchbenchbenchbench00"  # 32 characters: an unmasked CSRF secret
+#: What ``Http.request`` raises when no whole answer came: no connection, a timeout, an
+#: answer cut short or without a status line.
+NO_WHOLE_ANSWER = (TimeoutError, OSError, ValueError, IndexError)
 
 
 class Recorder:
@@ -153,7 +156,7 @@ async def call(http: Http, rec: Recorder, kind: str, method: str, path: str,
     try:
         status, raw = await http.request(method, path, headers(session, post=method == "POST"),
                                          data)
-    except (TimeoutError, OSError, ValueError, IndexError):
+    except NO_WHOLE_ANSWER:
         # No answer, or not a whole one: counted apart (``failed``) and, as every answer
         # outside 2xx, left out of the latencies.
         status, raw = 599, b""
@@ -309,7 +312,7 @@ async def current_hands(http: Http, base: str, tables: list[dict]) -> list[dict]
             status, raw = await http.request(
                 "GET", f"{base}/api/parties/{table['partie']}/",
                 headers(table["seats"][0]["session"]), None)
-        except (TimeoutError, OSError, ValueError, IndexError):  # no whole answer: as ``call``
+        except NO_WHOLE_ANSWER:
             return table
         if status != 200:
             return table

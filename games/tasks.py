@@ -34,8 +34,8 @@ def schedule_deadline(*, hand_id: Any, seq: int, at: datetime) -> None:
     elif mode == "thread":
         # A hand's deadline replaces the one this process set before it: that one waits at
         # an earlier seq, which the hand has left for good.
-        _timers.schedule(at, fire_deadline, str(hand_id), seq, key=("deadline", str(hand_id)),
-                         order=seq)
+        hand = str(hand_id)
+        _timers.schedule(at, fire_deadline, hand, seq, key=("deadline", hand), order=seq)
 
 
 def schedule_next_hand(*, partie_id: Any, at: datetime) -> None:

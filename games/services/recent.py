@@ -80,9 +80,9 @@ class RecentHands:
     def keep(self, hand: Hand, seats: Sequence[Seat], loaded: Loaded) -> None:
         """Keep ``hand`` as just written (its row committed), at play: a hand that is over has
         no next move."""
-        if self.size <= 0 or hand.status != Hand.Status.PLAYING:
+        entry = self._entry(hand, seats, loaded)
+        if entry is None:
             return
-        entry = Recent(_copy(hand), tuple(seats), loaded)
         with self._lock:
             self._store(hand.pk, entry)
 
@@ -90,13 +90,20 @@ class RecentHands:
         """Keep ``hand`` as just read (committed, at play) unless this process already holds
         it at this seq or a later one: a read may be older than what a move here has written
         since it began."""
-        if self.size <= 0 or hand.status != Hand.Status.PLAYING:
+        entry = self._entry(hand, seats, loaded)
+        if entry is None:
             return
-        entry = Recent(_copy(hand), tuple(seats), loaded)
         with self._lock:
             held = self._entries.get(hand.pk)
             if held is None or held.hand.last_seq < hand.last_seq:
                 self._store(hand.pk, entry)
+
+    def _entry(self, hand: Hand, seats: Sequence[Seat], loaded: Loaded) -> Recent | None:
+        """The entry for ``hand``, copied; ``None`` if nothing is kept (a hand that is over
+        has no next move, and a size of 0 keeps nothing)."""
+        if self.size <= 0 or hand.status != Hand.Status.PLAYING:
+            return None
+        return Recent(_copy(hand), tuple(seats), loaded)
 
     def _store(self, key: uuid.UUID, entry: Recent) -> None:
         partie_id = entry.hand.partie_id
