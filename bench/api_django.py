@@ -20,6 +20,9 @@ BENCH_PASSWORD = "bench-password"
 def django_setup(timers: str = "off") -> None:
     sys.path.insert(0, str(ROOT))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
+    # As api_bench.service_env runs the service: a script started by hand (move_steps.py) would
+    # otherwise get local settings' DEBUG, whose cursor logs every statement.
+    os.environ.setdefault("DJANGO_DEBUG", "false")
     # This process drives the clock itself (or only sets up): no timer thread may play.
     os.environ["ACADEMIE_TIMERS"] = timers
     import django
