@@ -13,8 +13,10 @@ What one run does (about 6 minutes on a quiet 2-core machine, bounded by --max-s
    delay, Comet window and pause between hands, one-hour move time-out), each with a logged-in
    session (api_setup.py);
 3. starts gunicorn (``--workers`` sync workers, ``config.settings.local``, DEBUG off, the
-   project's embedded timers: a thread in the serving process deals the next hand) on a free
-   loopback port, and runs the load generator (api_load.py, asyncio on uvloop, another process):
+   project's embedded timers: a thread in the serving process deals the next hand; with
+   ``--timers celery``, the deployment's: Celery tasks on Redis, with a worker and beat started
+   beside gunicorn and counted as the server) on a free loopback port, and runs the load
+   generator (api_load.py, asyncio on uvloop, another process):
    a. moves, closed loop: every table plays as fast as answers come (saturation throughput);
    b. the trivial endpoint, closed loop, as many clients as tables (the ceiling);
       (a and b alternate for ``--rounds`` rounds; each one's best round is reported)
@@ -99,9 +101,10 @@ class CpuWatch:
 
     TICK = os.sysconf("SC_CLK_TCK")
 
-    def __init__(self, db_name: str, server_pid: int | None = None) -> None:
+    def __init__(self, db_name: str, server_pid: int | None = None,
+                 also_server: tuple[int, ...] = ()) -> None:
         self.db_name = db_name
-        self.server_pid = server_pid
+        self.server_pids = {server_pid, *also_server} - {None}
 
     def _snapshot(self) -> dict[int, tuple[float, str]]:
         me = os.getpid()
@@ -128,7 +131,7 @@ class CpuWatch:
                 return "db"
             seen = 0
             while pid > 1 and seen < 64:
-                if pid == self.server_pid:
+                if pid in self.server_pids:
                     return "server"
                 if pid == me:
                     return "bench"
@@ -283,6 +286,46 @@ class Server:
         self.log.close()
 
 
+class CeleryProcesses:
+    """The deployment's timers beside gunicorn (``--timers celery``): one Celery worker
+    (prefork, 2 processes, as the README advises on 2 cores) and beat, each in its own process
+    group, stopped with the server."""
+
+    def __init__(self, env: dict[str, str], work: Path, root: Path = ROOT) -> None:
+        celery = str(Path(PY).parent / "celery")
+        common = ["--loglevel", "warning"]
+        self.log = open(work / "celery.log", "w")  # noqa: SIM115 - closed by stop()
+        log("starting a Celery worker (prefork, 2) and beat")
+        self.procs = [
+            subprocess.Popen([celery, "-A", "config", "worker", "--pool", "prefork",
+                              "--concurrency", "2", "--prefetch-multiplier", "1",
+                              "--without-gossip", "--without-mingle", "--without-heartbeat",
+                              *common], env=env, cwd=root, stdout=self.log,
+                             stderr=subprocess.STDOUT, start_new_session=True),
+            subprocess.Popen([celery, "-A", "config", "beat", "--schedule",
+                              str(work / "beat-schedule"), *common], env=env, cwd=root,
+                             stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True),
+        ]
+
+    @property
+    def pids(self) -> tuple[int, ...]:
+        return tuple(p.pid for p in self.procs)
+
+    def stop(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGTERM)
+        for proc in self.procs:
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=10)
+        self.log.close()
+
+
 # -- the run -----------------------------------------------------------------------------------
 
 
@@ -303,13 +346,17 @@ def http_phases(args: argparse.Namespace, env: dict[str, str], work: Path,
     run_json([PY, str(HERE / "api_setup.py"), "--out", str(tables_file), "--tables",
               str(args.tables), "--game", args.game, "--players", str(args.players)],
              env, timeout=600, out=tables_file)
-    server_env = dict(env, ACADEMIE_TIMERS="thread")
+    server_env = dict(env, ACADEMIE_TIMERS=args.timers)
+    celery = CeleryProcesses(server_env, work) if args.timers == "celery" else None
     server = Server(server_env, args.workers, args.worker_class, args.threads,
                     work / "gunicorn.log")
     threads = args.threads if args.worker_class == "gthread" else 1
+    timers = ("celery (a worker, prefork 2, and beat; counted as the server)"
+              if celery else "thread (embedded default)")
     out: dict[str, Any] = {"server": {"workers": args.workers, "worker_class": args.worker_class,
-                                      "threads": threads, "timers": "thread (embedded default)",
+                                      "threads": threads, "timers": timers,
                                       "conn_max_age": args.conn_max_age}}
+    also_server = celery.pids if celery else ()
     try:
         server.wait_ready()
         base = [PY, str(HERE / "api_load.py")]
@@ -321,7 +368,7 @@ def http_phases(args: argparse.Namespace, env: dict[str, str], work: Path,
                 run_json(base + ["current"] + common, env, timeout=120)
                 extra = [*extra, "--hands-current"]
             gate = wait_quiet(args.idle_threshold, args.max_idle_wait)
-            with CpuWatch(watch_db, server.proc.pid) as watch:
+            with CpuWatch(watch_db, server.proc.pid, also_server) as watch:
                 result = run_json(base + extra + common, env,
                                   timeout=args.duration + args.warmup + 120)
             result.update(gate)
@@ -365,6 +412,8 @@ def http_phases(args: argparse.Namespace, env: dict[str, str], work: Path,
         out["server"]["workers_at_end"] = server.workers()
     finally:
         server.stop()
+        if celery:
+            celery.stop()
     return out
 
 
@@ -472,6 +521,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--worker-class", default="sync", choices=["sync", "gthread"])
     parser.add_argument("--threads", type=int, default=4, help="gthread only")
+    parser.add_argument("--timers", default="thread", choices=["thread", "celery"],
+                        help="the embedded timer thread, or the deployment's Celery worker and "
+                             "beat (started beside gunicorn, counted as the server)")
     parser.add_argument("--conn-max-age", type=int, default=60,
                         help="DATABASE_URL's conn_max_age: persistent connections, as a "
                              "deployment on PostgreSQL sets; 0 is Django's default (a new "

@@ -102,6 +102,10 @@ class Hand(models.Model):
         max_length=16, blank=True,
         help_text="timeout: the awaited player's time runs out; forced: his only move is due",
     )
+    # Celery timers only: when the task armed for this hand's deadlines is due (games/tasks.py).
+    # A command whose new deadline comes at or after it queues no task of its own: that task
+    # finds the hand's deadline when it runs and is queued again for it.
+    timer_at = models.DateTimeField(null=True, blank=True, editable=False)
     # The deal's time (the service's clock), so that a hand played out at its deal (bots without
     # delays) never seems to end before it started.
     started_at = models.DateTimeField(default=timezone.now)

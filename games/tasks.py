@@ -4,6 +4,15 @@ ARCHITECTURE.md: the deadline lives in the database; when it is set a task is sc
 on commit; the task re-checks in a transaction that the hand still waits at the same seq and is
 past its deadline (``services.deadline_fire``), so a late or duplicated task does nothing.
 
+With Celery, a hand has one armed task at a time rather than one per move: queuing a task cost
+the web worker 0.6–0.76 ms of CPU per move, and the worker ran every one of them later, nearly
+all to find the hand moved on (bench/api_bench.md, ninth round). ``Hand.timer_at`` is when the
+armed task is due. A command whose new deadline comes at or after it queues nothing
+(advance._set_deadline); the task, when it runs (``services.timer_fire``), plays the decision
+if its deadline has passed, and otherwise is armed again for the deadline the hand has then
+(compare-and-set on ``timer_at`` under the hand's lock). A task whose ``timer_at`` has moved on
+was replaced by a later command's and does nothing. The sweeper still plays whatever is overdue.
+
 ``settings.ACADEMIE_TIMERS`` chooses how a deadline is scheduled: ``celery`` (a Celery task with
 an ETA on the Redis broker), ``thread`` (the embedded default: one timer thread in the
 serving process, so timers fire for real without Redis), or ``off`` (tests drive the clock
@@ -36,6 +45,17 @@ def schedule_deadline(*, hand_id: Any, seq: int, at: datetime) -> None:
         # an earlier seq, which the hand has left for good.
         hand = str(hand_id)
         _timers.schedule(at, fire_deadline, hand, seq, key=("deadline", hand), order=seq)
+
+
+def one_timer_per_hand() -> bool:
+    """Whether deadlines are armed one task per hand (``Hand.timer_at``): Celery timers."""
+    return getattr(settings, "ACADEMIE_TIMERS", "off") == "celery"
+
+
+def arm_deadline(*, hand_id: Any, at: datetime) -> None:
+    """Queue the hand's armed task, due at ``at`` (the command wrote ``timer_at = at``)."""
+    fire_deadline.apply_async(args=[str(hand_id), None], kwargs={"armed": at.isoformat()},
+                              eta=at)
 
 
 def schedule_next_hand(*, partie_id: Any, at: datetime) -> None:
@@ -139,10 +159,19 @@ def deal_next_hand(partie_id: str) -> bool:
 
 
 @shared_task(acks_late=True, ignore_result=True)
-def fire_deadline(hand_id: str, seq: int) -> bool:
-    from games.services import deadline_fire
+def fire_deadline(hand_id: str, seq: int | None, armed: str | None = None) -> bool:
+    """A deadline's timer: the decision at ``seq`` (thread timers, and tasks queued before
+    ``armed`` existed), or the hand's armed task (``armed``: its ``timer_at``). True if it
+    played a move."""
+    from games.services import deadline_fire, timer_fire
 
-    return deadline_fire(hand_id=hand_id, seq=seq, at=timezone.now())
+    if armed is None:
+        return seq is not None and deadline_fire(hand_id=hand_id, seq=seq, at=timezone.now())
+    played, again = timer_fire(hand_id=hand_id, armed=datetime.fromisoformat(armed),
+                               at=timezone.now())
+    if again is not None:
+        arm_deadline(hand_id=hand_id, at=again)
+    return played
 
 
 @shared_task(acks_late=True, ignore_result=True)

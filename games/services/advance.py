@@ -63,6 +63,9 @@ class Table:
     #: ``accounts`` hold the balances as of the hand's end (store.save read them back too): the
     #: deal that follows at once takes them; a deal after it reads them again.
     balances_fresh: bool = False
+    #: The command armed its hand's timer (Celery timers: ``hand.timer_at``, _set_deadline):
+    #: store.save writes that column only then.
+    timer_armed: bool = False
 
     def on_commit(self, callback: Callable[[], None]) -> None:
         if self.one_statement:
@@ -147,11 +150,11 @@ def advance(table: Table, hand: Hand, loaded: store.Loaded, *, now: datetime) ->
                 loaded = apply_move(table, hand, loaded, seat, legal[seat][0], BY_FORCED,
                                     now=now)
                 continue
-            _set_deadline(table, hand, now + delay, KIND_FORCED)
+            _set_deadline(table, hand, now + delay, KIND_FORCED, now=now)
         elif seat in bots and bots[seat] != "timeout":
-            _set_deadline(table, hand, now + window, KIND_BOT)
+            _set_deadline(table, hand, now + window, KIND_BOT, now=now)
         else:
-            _set_deadline(table, hand, now + partie.move_timeout, KIND_TIMEOUT)
+            _set_deadline(table, hand, now + partie.move_timeout, KIND_TIMEOUT, now=now)
         return loaded
     raise RuntimeError(f"hand {hand.id} did not settle after {MAX_STEPS} moves")
 
@@ -174,19 +177,30 @@ def fire(table: Table, hand: Hand, loaded: store.Loaded, *, now: datetime) -> st
     return advance(table, hand, loaded, now=now)
 
 
-def _set_deadline(table: Table, hand: Hand, at: datetime, kind: str) -> None:
+def _set_deadline(table: Table, hand: Hand, at: datetime, kind: str, *, now: datetime) -> None:
+    """The hand now waits for its pending decision until ``at``; its timer is queued on commit.
+
+    Celery timers keep one task per hand (games/tasks.py): if the task armed for this hand is
+    still to come and due no later than ``at``, nothing is queued (it finds this deadline when
+    it runs, and is queued again for it); otherwise the command arms a task for ``at``. The
+    usual move sets a later deadline than the last one, so a hand's moves queue one task, not
+    one each."""
+    from games.tasks import arm_deadline, one_timer_per_hand, schedule_deadline
+
     hand.deadline = at
     hand.deadline_kind = kind
     hand.deadline_seq = hand.last_seq
     seq = hand.last_seq
     hand_id = hand.id
-
-    def schedule() -> None:
-        from games.tasks import schedule_deadline
-
-        schedule_deadline(hand_id=hand_id, seq=seq, at=at)
-
-    table.on_commit(schedule)
+    if one_timer_per_hand():
+        armed = hand.timer_at
+        if armed is not None and now < armed <= at:
+            return
+        hand.timer_at = at
+        table.timer_armed = True
+        table.on_commit(lambda: arm_deadline(hand_id=hand_id, at=at))
+        return
+    table.on_commit(lambda: schedule_deadline(hand_id=hand_id, seq=seq, at=at))
 
 
 def _finish(table: Table, hand: Hand, loaded: store.Loaded, *, now: datetime) -> None:

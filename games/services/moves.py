@@ -124,7 +124,7 @@ def _save(table: Table, hand: Hand, loaded: store.Loaded,
     back for the deal that follows (``table.partie_locked``, ``table.balances_fresh``)."""
     table.partie_locked = table.balances_fresh = store.save(
         hand, loaded, pending=table.events, command=command, partie_fields=table.partie_fields,
-        accounts=table.accounts.known())
+        accounts=table.accounts.known(), timer_armed=table.timer_armed)
 
 
 def _answer(hand: Hand, first_new: int, user: AbstractBaseUser, command_id: uuid.UUID,
@@ -192,7 +192,8 @@ def _in_one_statement(hand_id: uuid.UUID, user: AbstractBaseUser, move: Move, se
         return None
     response, command = _answer(hand, first_new, user, command_id, request)
     try:
-        store.save(hand, loaded, pending=table.events, command=command)
+        store.save(hand, loaded, pending=table.events, command=command,
+                   timer_armed=table.timer_armed)
     except (StaleSequence, CommandConflict):
         return None
     recent.hands.keep(hand, seats, loaded)
@@ -265,6 +266,38 @@ def _answered_before(hand: Hand, request: dict[str, Any], user: AbstractBaseUser
         raise StaleSequence(f"the hand is at seq {hand.last_seq}, your move answers "
                             f"{request['seq']}; reload the hand")
     raise HandIsOver("this hand is over: no move can be played")
+
+
+def timer_fire(*, hand_id: Any, armed: datetime, at: datetime) -> tuple[bool, datetime | None]:
+    """The hand's armed timer (Celery timers, games/tasks.py), due at ``armed``, runs at ``at``.
+
+    If the hand still counts on it (``timer_at`` is ``armed``) and its deadline has passed, the
+    pending decision is played (``deadline_fire``), and the command that plays it arms the
+    timer of the decision that follows. If the deadline is still to come (the commands since it
+    was armed set later ones and queued nothing), or the decision was played meanwhile, the
+    timer is armed again for the deadline the hand has now: ``timer_at`` set to it, compared and
+    set under the hand's lock, so that a command arming its own timer at the same time wins.
+    Returns whether it played, and the time to queue the task again at (``None``: the hand is
+    over, waits for nothing, or another task serves it)."""
+    current = Hand.objects.filter(pk=hand_id).values_list(
+        "status", "deadline", "deadline_seq", "timer_at").first()
+    if current is None:
+        return False, None
+    status, deadline, seq, timer_at = current
+    if status != Hand.Status.PLAYING or timer_at != armed:
+        return False, None
+    if deadline is not None and seq is not None and deadline <= at and deadline_fire(
+            hand_id=hand_id, seq=seq, at=at):
+        return True, None
+    with transaction.atomic():
+        due = (Hand.objects.select_for_update()
+               .filter(pk=hand_id, status=Hand.Status.PLAYING, timer_at=armed,
+                       deadline__isnull=False)
+               .values_list("deadline", flat=True).first())
+        if due is None:
+            return False, None
+        Hand.objects.filter(pk=hand_id).update(timer_at=due)
+    return False, due
 
 
 def deadline_fire(*, hand_id: Any, seq: int, at: datetime) -> bool:

@@ -53,6 +53,10 @@ POT_REF_PREFIX = "partie:"
 #: state, and its pending decision.
 HAND_FIELDS = ["last_seq", "last_hash", "snapshot", "status", "ended_at", "deadline",
                "deadline_seq", "deadline_kind"]
+#: ``HAND_FIELDS`` and the hand's armed timer, for a command that armed one (advance.py): a
+#: command that did not leaves the column to the timer task, which may have moved it since the
+#: command read the hand.
+HAND_FIELDS_ARMED = [*HAND_FIELDS, "timer_at"]
 
 
 @dataclass(frozen=True)
@@ -112,7 +116,7 @@ def replay(hand: Hand) -> Loaded:
 
 def save(hand: Hand, loaded: Loaded, *, pending: Sequence[dict[str, Any]] = (),
          command: dict[str, Any] | None = None, partie_fields: Collection[str] = (),
-         accounts: Sequence[Account] = ()) -> bool:
+         accounts: Sequence[Account] = (), timer_armed: bool = False) -> bool:
     """Write what a command did: its ``pending`` events (``append``'s rows), the hand row with
     the state it reached (the snapshot at ``last_seq``) and its ``Command`` row, if any. A hand
     being dealt (not saved yet) is inserted with its seed (``hand.secret``) instead.
@@ -138,12 +142,16 @@ def save(hand: Hand, loaded: Loaded, *, pending: Sequence[dict[str, Any]] = (),
     read it again (parties.deal_after). The same statement then reads ``accounts`` again
     (their balances and last postings, as the command's payments and anybody's committed
     entries left them: a player may have bought chips while the move was played), for the
-    deal's ``chips_before``."""
+    deal's ``chips_before``.
+
+    ``timer_armed``: the command armed the hand's timer (``hand.timer_at``), written with it;
+    otherwise that column is left as it is."""
     hand.last_hash = loaded.last_hash
     hand.snapshot = freeze(loaded.state, hand.last_seq)
+    fields = HAND_FIELDS_ARMED if timer_armed else HAND_FIELDS
     if pending and not hand._state.adding and writes_in_one_statement():
         return _execute_guarded(hand, pending, command, read_seq=pending[0]["seq"] - 1,
-                                partie_fields=partie_fields, accounts=accounts)
+                                partie_fields=partie_fields, accounts=accounts, fields=fields)
     writes = [_update_statement(hand.partie, sorted(partie_fields))] if partie_fields else []
     if pending:
         writes.append(_insert_statement(HandEvent, pending))
@@ -152,7 +160,7 @@ def save(hand: Hand, loaded: Loaded, *, pending: Sequence[dict[str, Any]] = (),
     if hand._state.adding:  # a hand being dealt: its row is written once, as it ends the deal
         writes += [_create_statement(hand), _create_statement(hand.secret)]
     else:
-        writes.append(_update_statement(hand, HAND_FIELDS))
+        writes.append(_update_statement(hand, fields))
     _execute(writes)
     for made in (hand, hand.secret) if hand._state.adding else ():
         made._state.adding = False
@@ -594,7 +602,8 @@ def _execute(statements: Sequence[_Statement]) -> None:
 def _execute_guarded(hand: Hand, pending: Sequence[dict[str, Any]],
                      command: dict[str, Any] | None, *, read_seq: int,
                      partie_fields: Collection[str] = (),
-                     accounts: Sequence[Account] = ()) -> bool:
+                     accounts: Sequence[Account] = (),
+                     fields: Sequence[str] = HAND_FIELDS) -> bool:
     """PostgreSQL: ``save``'s statement, its update first and guarded: ``WITH u AS (UPDATE the
     hand … WHERE id = … AND last_seq = <read_seq> AND status = 'playing' RETURNING id), w0 AS
     (INSERT the events, their hand_id taken from u), w1 AS (INSERT the command), p AS (UPDATE
@@ -607,7 +616,7 @@ def _execute_guarded(hand: Hand, pending: Sequence[dict[str, Any]],
     db = _db()
     qn = db.ops.quote_name
     pk = qn(Hand._meta.pk.column)
-    _, update, params = _update_statement(hand, HAND_FIELDS)
+    _, update, params = _update_statement(hand, fields)
     update += (f" AND {qn('last_seq')} = %s AND {qn('status')} = %s RETURNING {pk}")
     params += [read_seq, Hand.Status.PLAYING.value]
     parts = [f"u AS ({update})"]

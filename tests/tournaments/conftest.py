@@ -251,12 +251,15 @@ def _redis_db(worker_id: str) -> int:
 
 def _point_app_at(broker_url: str) -> None:
     """Make this process publish to ``broker_url``: Celery reads its configuration once and
-    keeps a connection and producer pool for the old broker."""
+    keeps a connection and producer pool for the old broker. Those pools live in kombu's
+    registry, keyed by the broker's address: closed but left there, a later test publishing to
+    the same address would get them back closed ("Acquire on closed pool")."""
+    from kombu import pools
+
     from config.celery import app
 
     app.conf.broker_url = broker_url
-    if app._pool is not None:
-        app._pool.force_close_all()
+    pools.reset()  # closes every pool and empties the registry
     app._pool = None
     amqp = app.__dict__.get("amqp")
     if amqp is not None:
