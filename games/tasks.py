@@ -10,8 +10,10 @@ all to find the hand moved on (bench/api_bench.md, ninth round). ``Hand.timer_at
 armed task is due. A command whose new deadline comes at or after it queues nothing
 (advance._set_deadline); the task, when it runs (``services.timer_fire``), plays the decision
 if its deadline has passed, and otherwise is armed again for the deadline the hand has then
-(compare-and-set on ``timer_at`` under the hand's lock). A task whose ``timer_at`` has moved on
-was replaced by a later command's and does nothing. The sweeper still plays whatever is overdue.
+(compare-and-set on ``timer_at`` under the hand's lock, the task queued before that commits). A
+task whose ``timer_at`` has moved on was replaced by a later command's and does nothing. The
+sweeper still plays whatever is overdue. Workers must be upgraded before the web servers: an
+older worker refuses the ``armed`` argument.
 
 ``settings.ACADEMIE_TIMERS`` chooses how a deadline is scheduled: ``celery`` (a Celery task with
 an ETA on the Redis broker), ``thread`` (the embedded default: one timer thread in the
@@ -167,10 +169,8 @@ def fire_deadline(hand_id: str, seq: int | None, armed: str | None = None) -> bo
 
     if armed is None:
         return seq is not None and deadline_fire(hand_id=hand_id, seq=seq, at=timezone.now())
-    played, again = timer_fire(hand_id=hand_id, armed=datetime.fromisoformat(armed),
-                               at=timezone.now())
-    if again is not None:
-        arm_deadline(hand_id=hand_id, at=again)
+    played, _ = timer_fire(hand_id=hand_id, armed=datetime.fromisoformat(armed),
+                           at=timezone.now(), arm=lambda due: arm_deadline(hand_id=hand_id, at=due))
     return played
 
 

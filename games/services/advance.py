@@ -184,9 +184,16 @@ def _set_deadline(table: Table, hand: Hand, at: datetime, kind: str, *, now: dat
     still to come and due no later than ``at``, nothing is queued (it finds this deadline when
     it runs, and is queued again for it); otherwise the command arms a task for ``at``. The
     usual move sets a later deadline than the last one, so a hand's moves queue one task, not
-    one each."""
+    one each.
+
+    The hand's last deadline must not be later than ``at`` either. The armed task may run
+    while this command is being played, find that deadline still to come and arm itself again
+    for it (services.timer_fire); a command that skipped would then leave the hand waiting
+    until ``at`` with its task due only at that later time. Since the hand is still at the
+    seq this command read, that re-armed time can only be the hand's last deadline."""
     from games.tasks import arm_deadline, one_timer_per_hand, schedule_deadline
 
+    last = hand.deadline
     hand.deadline = at
     hand.deadline_kind = kind
     hand.deadline_seq = hand.last_seq
@@ -194,7 +201,7 @@ def _set_deadline(table: Table, hand: Hand, at: datetime, kind: str, *, now: dat
     hand_id = hand.id
     if one_timer_per_hand():
         armed = hand.timer_at
-        if armed is not None and now < armed <= at:
+        if armed is not None and now < armed <= at and last is not None and last <= at:
             return
         hand.timer_at = at
         table.timer_armed = True

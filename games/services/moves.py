@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -268,7 +269,8 @@ def _answered_before(hand: Hand, request: dict[str, Any], user: AbstractBaseUser
     raise HandIsOver("this hand is over: no move can be played")
 
 
-def timer_fire(*, hand_id: Any, armed: datetime, at: datetime) -> tuple[bool, datetime | None]:
+def timer_fire(*, hand_id: Any, armed: datetime, at: datetime,
+               arm: Callable[[datetime], None]) -> tuple[bool, datetime | None]:
     """The hand's armed timer (Celery timers, games/tasks.py), due at ``armed``, runs at ``at``.
 
     If the hand still counts on it (``timer_at`` is ``armed``) and its deadline has passed, the
@@ -276,9 +278,15 @@ def timer_fire(*, hand_id: Any, armed: datetime, at: datetime) -> tuple[bool, da
     timer of the decision that follows. If the deadline is still to come (the commands since it
     was armed set later ones and queued nothing), or the decision was played meanwhile, the
     timer is armed again for the deadline the hand has now: ``timer_at`` set to it, compared and
-    set under the hand's lock, so that a command arming its own timer at the same time wins.
-    Returns whether it played, and the time to queue the task again at (``None``: the hand is
-    over, waits for nothing, or another task serves it)."""
+    set under the hand's lock, so that a command arming its own at the same time wins, and
+    ``arm(deadline)`` called before that commits (queued after the commit, a crash between the
+    two would lose the hand's timer: a redelivered task would find ``timer_at`` moved on).
+
+    A deadline that has passed and that ``deadline_fire`` still did not play (a hand edited by
+    hand, a partie closed under it) is left to the sweeper rather than queued again at once,
+    which would run again and again. Returns whether it played, and the time it armed again
+    for (``None``: the hand is over, waits for nothing, another task serves it, or the sweeper
+    will)."""
     current = Hand.objects.filter(pk=hand_id).values_list(
         "status", "deadline", "deadline_seq", "timer_at").first()
     if current is None:
@@ -296,7 +304,13 @@ def timer_fire(*, hand_id: Any, armed: datetime, at: datetime) -> tuple[bool, da
                .values_list("deadline", flat=True).first())
         if due is None:
             return False, None
-        Hand.objects.filter(pk=hand_id).update(timer_at=due)
+        if due <= at:
+            logger.warning("hand %s: deadline %s passed but not played; left to the sweeper",
+                           hand_id, due.isoformat())
+            return False, None
+        if not Hand.objects.filter(pk=hand_id, timer_at=armed).update(timer_at=due):
+            return False, None  # SQLite has no row lock: a command armed its own meanwhile
+        arm(due)
     return False, due
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import base64
 import json
+import re
+import time
 import uuid
 from datetime import timedelta
 from typing import Any
@@ -124,48 +126,102 @@ def test_a_deadline_before_the_armed_task_or_after_it_has_passed_arms_a_new_one(
     pytest.fail("no hand of 20 was still waiting after two moves")
 
 
+def test_a_deadline_before_the_hands_last_one_arms_a_new_task(celery_rig):
+    """The armed task may have armed itself again for the hand's last deadline while a
+    command was being played: a command whose deadline comes before that one arms its own,
+    even when the armed time it read is still to come and earlier than its deadline."""
+    for _ in range(20):
+        _, _, hand = _after_moves(timedelta(minutes=10), moves=0)
+        now = timezone.now()
+        Hand.objects.filter(pk=hand.pk).update(deadline=now + timedelta(minutes=20),
+                                               timer_at=now + timedelta(minutes=5))
+        recent.hands.clear()
+        hand = _move(Hand.objects.get(pk=hand.pk))
+        if not _waiting(hand):
+            continue
+        # Its deadline, about ten minutes away, comes after the armed time but before the
+        # hand's last deadline: armed for it.
+        assert now + timedelta(minutes=5) < hand.deadline < now + timedelta(minutes=20)
+        assert hand.timer_at == hand.deadline
+        assert _queued(celery_rig)[0] == {"hand": str(hand.pk),
+                                          "armed": hand.deadline.isoformat()}
+        return
+    pytest.fail("no hand of 20 was still waiting after a move")
+
+
 def test_the_armed_task_arms_again_before_the_deadline_plays_it_after(celery_rig):
     _, _, hand = _after_moves(timedelta(minutes=10), moves=1)
     armed, deadline, seq = hand.timer_at, hand.deadline, hand.last_seq
     assert deadline > armed
+    queued: list[Any] = []
     # Superseded: another task's time is in the row. Nothing happens.
-    assert timer_fire(hand_id=hand.pk, armed=armed - timedelta(seconds=1), at=armed) == (
-        False, None)
+    assert timer_fire(hand_id=hand.pk, armed=armed - timedelta(seconds=1), at=armed,
+                      arm=queued.append) == (False, None)
     # Due, but the hand's deadline is later: armed again for it, nothing played.
-    assert timer_fire(hand_id=hand.pk, armed=armed, at=armed) == (False, deadline)
+    assert timer_fire(hand_id=hand.pk, armed=armed, at=armed, arm=queued.append) == (
+        False, deadline)
+    assert queued == [deadline]
     hand = Hand.objects.get(pk=hand.pk)
     assert (hand.timer_at, hand.last_seq) == (deadline, seq)
     # The same task again (a duplicate): the row names the new time now, so it does nothing.
-    assert timer_fire(hand_id=hand.pk, armed=armed, at=armed) == (False, None)
+    assert timer_fire(hand_id=hand.pk, armed=armed, at=armed, arm=queued.append) == (
+        False, None)
     # The re-armed task after the deadline: the time-out is played, and its command arms the
     # timer of the decision that follows.
     events = HandEvent.objects.filter(hand=hand).count()
     played, again = timer_fire(hand_id=hand.pk, armed=deadline,
-                               at=deadline + timedelta(milliseconds=1))
+                               at=deadline + timedelta(milliseconds=1), arm=queued.append)
     hand = Hand.objects.get(pk=hand.pk)
-    assert (played, again) == (True, None)
+    assert (played, again, queued) == (True, None, [deadline])
     assert HandEvent.objects.filter(hand=hand).count() > events
     assert HandEvent.objects.get(hand=hand, seq=seq + 1).by == "timeout"
     if hand.status == Hand.Status.PLAYING:
         assert hand.timer_at == hand.deadline and hand.timer_at > deadline
 
 
+def test_a_passed_deadline_the_task_cannot_play_is_left_to_the_sweeper(celery_rig):
+    """A task that finds its hand's deadline passed, but not playable (here its partie was
+    closed under it, by hand), neither plays nor queues itself again at once, which would run
+    again and again: the sweeper looks at it every period."""
+    partie, _, hand = _after_moves(timedelta(minutes=10), moves=0)
+    Partie.objects.filter(pk=partie.pk).update(status=Partie.Status.OVER)
+    queued: list[Any] = []
+    at = hand.deadline + timedelta(seconds=1)
+    assert timer_fire(hand_id=hand.pk, armed=hand.timer_at, at=at, arm=queued.append) == (
+        False, None)
+    assert queued == []
+    assert Hand.objects.get(pk=hand.pk).last_seq == hand.last_seq
+
+
 def test_a_time_out_after_a_move_is_played_by_the_re_armed_task_on_a_real_worker(celery_rig):
-    timeout = timedelta(seconds=2)
-    partie, dealt, hand = _after_moves(timeout, moves=1)
-    # The move, within the first deadline, set a later one and queued nothing.
-    armed = dealt.timer_at
-    assert hand.timer_at == armed and hand.deadline > armed
-    assert [q["armed"] for q in _queued(celery_rig) if q["hand"] == str(hand.pk)] == [
-        armed.isoformat()]
-    seq, deadline = hand.last_seq, hand.deadline
-    # A worker but no beat: no sweeper. Only the armed task, armed again at its time for this
-    # deadline, can play the time-out.
+    # A worker but no beat: no sweeper. Started first, so that the first armed task runs at its
+    # time, a second after the move, and finds the move's later deadline.
     celery_rig.start_worker()
+    timeout = timedelta(seconds=2)
+    for _ in range(20):
+        partie = _people_partie(timeout)
+        dealt = _hand(partie)
+        if not _waiting(dealt):
+            continue
+        time.sleep(1.0)
+        hand = _move(dealt)
+        if _waiting(hand):
+            break
+    else:
+        pytest.fail("no hand of 20 was still waiting after a move")
+    # The move, a second into the first deadline, set a later one and queued nothing.
+    armed = dealt.timer_at
+    assert hand.timer_at == armed and hand.deadline >= armed + timedelta(seconds=0.9)
+    seq, deadline = hand.last_seq, hand.deadline
+    # Only the armed task, armed again at its time for this deadline, can play the time-out.
     wait_for(lambda: HandEvent.objects.filter(hand=hand, seq=seq + 1).exists(), timeout=20,
              what="the time-out after the move", explain=celery_rig.tails)
-    event = HandEvent.objects.get(hand=hand, seq=seq + 1)
-    assert event.by == "timeout"
+    assert HandEvent.objects.get(hand=hand, seq=seq + 1).by == "timeout"
     late = [a.lag for a in timeline([partie.pk]).answers if a.seq == seq + 1]
     assert late and 0 <= late[0] <= 1.0, (late, deadline)
-    assert "Traceback" not in celery_rig.logs(), celery_rig.tails()
+    log = celery_rig.logs()
+    # The first run found the deadline still to come and armed itself again (False); the
+    # second played the time-out (True).
+    results = re.findall(r"fire_deadline\[[^\]]+\] succeeded in \S+: (\w+)", log)
+    assert results[:2] == ["False", "True"], results
+    assert "Traceback" not in log, celery_rig.tails()
