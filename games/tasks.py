@@ -39,10 +39,9 @@ logger = logging.getLogger(__name__)
 
 
 def schedule_deadline(*, hand_id: Any, seq: int, at: datetime) -> None:
-    mode = getattr(settings, "ACADEMIE_TIMERS", "off")
-    if mode == "celery":
-        fire_deadline.apply_async(args=[str(hand_id), seq], eta=at)
-    elif mode == "thread":
+    """The decision at ``seq``'s timer, for the timers other than Celery's (which arm one task
+    per hand instead: ``arm_deadline``)."""
+    if getattr(settings, "ACADEMIE_TIMERS", "off") == "thread":
         # A hand's deadline replaces the one this process set before it: that one waits at
         # an earlier seq, which the hand has left for good.
         hand = str(hand_id)
