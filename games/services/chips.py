@@ -58,6 +58,10 @@ class Accounts:
         self._found: dict[str, Account] | None = None
         if found is not None:  # read by the caller (store.lock_hand)
             self._found = self._by_side(found)
+        #: ``post_payments`` holds the payments instead of posting them (``hold``).
+        self.holding = False
+        self._held: list[tuple[Hand, list[dict[str, Any]]]] = []
+        self._held_by_side: dict[str, int] = {}
 
     def __getitem__(self, side: Any) -> Account:
         if self._found is None:
@@ -67,6 +71,31 @@ class Accounts:
             self._found[key] = (pot(self.partie) if key == "pot"
                                 else wallet(self.partie, self.seats[int(key)].player))
         return self._found[key]
+
+    def balance(self, side: Any) -> int:
+        """The side's balance, with the payments held and not posted yet."""
+        return self[side].balance + self._held_by_side.get(str(side), 0)
+
+    def hold(self) -> None:
+        """Hold the payments of the next ``post_payments`` calls, to post them with the next
+        batch that is posted (``post_payments`` once ``holding`` is off, or ``flush``): a
+        command that writes its hand first and its chips after it (moves._in_guarded), and
+        whose hand's end is followed by a deal, posts the hand's payments and the next hand's
+        antes in one batch. ``balance`` counts what is held."""
+        self.holding = True
+
+    def _keep(self, hand: Hand, pays: list[dict[str, Any]]) -> None:
+        self._held.append((hand, pays))
+        by_side = self._held_by_side
+        for e in pays:
+            payer, payee = str(e["from"]), str(e["to"])
+            by_side[payer] = by_side.get(payer, 0) - e["amount"]
+            by_side[payee] = by_side.get(payee, 0) + e["amount"]
+
+    def flush(self) -> None:
+        """Stop holding, and post what is held (nothing to do if nothing is)."""
+        self.holding = False
+        _post(self, [])
 
     def known(self) -> list[Account]:
         """The accounts read so far (none before the first is needed)."""
@@ -86,11 +115,11 @@ class Accounts:
 def wallet_balances(*, partie: Partie, seats: Sequence[Seat],
                     accounts: Accounts | None = None) -> dict[int, int]:
     accounts = accounts or Accounts(partie, seats)
-    return {s.number: accounts[s.number].balance for s in seats}
+    return {s.number: accounts.balance(s.number) for s in seats}
 
 
 def pot_balance(*, partie: Partie, accounts: Accounts | None = None) -> int:
-    return (accounts or Accounts(partie, []))["pot"].balance
+    return (accounts or Accounts(partie, [])).balance("pot")
 
 
 def buy_in(*, partie: Partie, seat: Seat, amount: int, at: datetime) -> None:
@@ -106,25 +135,37 @@ def payments(sealed: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def post_payments(*, accounts: Accounts, hand: Hand, sealed: Sequence[dict[str, Any]]) -> None:
-    """Post the ``pay`` events among ``sealed``, all in one batch (nothing moved, nothing
-    posted: the shortfall of a payer who held nothing is kept in the event itself)."""
+    """Post the ``pay`` events among ``sealed``, all in one batch with any payments
+    ``accounts`` holds (nothing moved, nothing posted: the shortfall of a payer who held
+    nothing is kept in the event itself). While ``accounts.holding``, they are held instead."""
     pays = payments(sealed)
-    if not pays:
+    if accounts.holding:
+        if pays:
+            accounts._keep(hand, pays)
         return
+    _post(accounts, [(hand, pays)] if pays else [])
+
+
+def _post(accounts: Accounts, groups: list[tuple[Hand, list[dict[str, Any]]]]) -> None:
+    """The held payments and then ``groups``, in that order, as one batch of entries."""
+    groups = accounts._held + groups
+    accounts._held, accounts._held_by_side = [], {}
     partie = accounts.partie
     requests = []
-    for e in pays:
-        memo = f"{e['reason']}: hand {hand.number} of {partie.table_label}"
-        if e["short"]:
-            owed = e["amount"] + e["short"]
-            memo += f" (owed {owed}, paid {e['amount']}, shortfall {e['short']})"
-        amount = e["amount"]
-        requests.append(EntryRequest(
-            postings=[(accounts[e["from"]], -amount), (accounts[e["to"]], amount)],
-            memo=memo, source=f"hand:{hand.pk}/event:{e['seq']}",
-            idempotency_key=f"hand:{hand.pk}:{e['seq']}",
-        ))
-    ledger.entries_post(entries=requests)
+    for hand, pays in groups:
+        for e in pays:
+            memo = f"{e['reason']}: hand {hand.number} of {partie.table_label}"
+            if e["short"]:
+                owed = e["amount"] + e["short"]
+                memo += f" (owed {owed}, paid {e['amount']}, shortfall {e['short']})"
+            amount = e["amount"]
+            requests.append(EntryRequest(
+                postings=[(accounts[e["from"]], -amount), (accounts[e["to"]], amount)],
+                memo=memo, source=f"hand:{hand.pk}/event:{e['seq']}",
+                idempotency_key=f"hand:{hand.pk}:{e['seq']}",
+            ))
+    if requests:
+        ledger.entries_post(entries=requests)
 
 
 def share_pot(*, partie: Partie, seats: Sequence[Seat], last_banker: int, at: datetime) -> None:

@@ -155,8 +155,10 @@ def deal_after(*, table: Table, last: Hand, at: datetime, savepoint: bool = True
             return None
         dealer = Table(partie=partie, seats=table.seats)
         if table.balances_fresh:  # read back with the partie (store.save): taken once
-            dealer.accounts = table.accounts
+            dealer.accounts = table.accounts  # with the payments it holds, if any
             table.balances_fresh = False
+        else:  # read again: the payments held must be in the books first
+            table.accounts.flush()
         return _deal(partie, last, at, dealer, command=command)
 
 
@@ -169,6 +171,7 @@ def _deal(partie: Partie, last: Hand | None, at: datetime, table: Table | None =
     n = len(table.seats)
     chips_now = chips.wallet_balances(partie=partie, seats=table.seats, accounts=table.accounts)
     if _end_reason(partie, last, chips_now, at):
+        table.accounts.flush()  # the pot shared at the close is read from the books
         partie_close(partie=partie, at=at)
         return None
     engine = get_game(partie.game)

@@ -22,7 +22,9 @@ from django.test.utils import CaptureQueriesContext
 from games.engine.base import Move
 from games.errors import IllegalMoveError, StaleSequence
 from games.models import Command, Hand, HandEvent, Partie
-from games.services import chips, move_play, partie_start, recent, store
+from games.services import chips, move_play, moves, partie_start, recent, store
+from ledger.exceptions import InsufficientChips
+from ledger.models import JournalEntry
 from tests.games.test_concurrency import (
     _fire_until_the_announcement,
     _seed_with_an_announcement,
@@ -144,6 +146,10 @@ def test_a_retried_command_gets_its_first_answer_and_appends_nothing(people, mon
     assert HandEvent.objects.count() == events
 
 
+def _ledger_batches(queries: CaptureQueriesContext) -> list[str]:
+    return [q["sql"] for q in queries if "ledger_post_many(" in q["sql"]]
+
+
 def test_the_move_that_ends_the_hand_is_played_in_a_transaction_with_its_chips(people,
                                                                               monkeypatch):
     partie = _partie(people, _seed_with_an_announcement(4), monkeypatch)
@@ -155,15 +161,132 @@ def test_the_move_that_ends_the_hand_is_played_in_a_transaction_with_its_chips(p
         played = move_play(hand_id=hand.id, user=users[seat], move=Move("announce"),
                            seq=hand.last_seq, command_id=uuid.uuid4(), at=clock)
 
-    # Read once without a lock (the attempt), then again with it, in the transaction.
+    # Read once without a lock (the attempt), never with it: in the transaction, the hand's
+    # guarded write comes first (it takes the row's lock), and the payments after it.
     reads = [q["sql"] for q in queries if q["sql"].startswith("SELECT h.")]
-    assert len(reads) == 2 and "FOR UPDATE" in reads[1]
+    assert len(reads) == 1 and "FOR UPDATE" not in reads[0]
+    sqls = [q["sql"] for q in queries]
+    after_read = sqls[sqls.index(reads[0]) + 1:]
+    assert after_read[0] == "BEGIN" or after_read[0].startswith("WITH u AS (UPDATE"), after_read
+    first_write = next(q for q in after_read if q != "BEGIN")
+    assert first_write.startswith('WITH u AS (UPDATE "games_hand"'), sqls
+    assert len(_ledger_batches(queries)) == 1
     hand.refresh_from_db()
     assert hand.status == Hand.Status.OVER and played.response["seq"] == hand.last_seq
     assert recent.hands.take(hand.pk, hand.last_seq) is None  # an ended hand is not kept
     pays = HandEvent.objects.filter(hand=hand, type="pay", payload__amount__gt=0)
     assert pays.exists()
     assert chips.reconcile_hand(hand=hand) == []  # every payment in the ledger, once
+
+
+def _partie_that_goes_on(people: Sequence[Any], monkeypatch: pytest.MonkeyPatch) -> Partie:
+    """A partie of three rounds whose first hand ends with an announcement, and that deals
+    its next hand at once."""
+    seed = _seed_with_an_announcement(4)
+    monkeypatch.setattr("games.services.parties.new_seed", lambda: seed)
+    return partie_start(game="commere", players=people, options={"rounds": 3}, buy_in=50,
+                        table_label="busy table", at=T0, move_timeout=timedelta(minutes=5),
+                        pause_between_hands=timedelta(0))
+
+
+def test_the_hands_payments_and_the_next_hands_antes_are_one_ledger_batch(people, monkeypatch):
+    partie = _partie_that_goes_on(people, monkeypatch)
+    hand = partie.hands.get()
+    users = {s.number: s.player for s in partie.seats.all()}
+    seat, clock = _fire_until_the_announcement(hand)
+    wallets = {s.number: chips.wallet(partie, s.player).balance for s in partie.seats.all()}
+    seq = hand.last_seq
+
+    with CaptureQueriesContext(connection) as queries:
+        played = move_play(hand_id=hand.id, user=users[seat], move=Move("announce"),
+                           seq=seq, command_id=uuid.uuid4(), at=clock)
+
+    assert played.response["next_hand"] is not None
+    following = Hand.objects.get(pk=played.response["next_hand"]["id"])
+    batches = _ledger_batches(queries)
+    assert len(batches) == 1  # the hand's payments and the new hand's antes
+    reads = [q["sql"] for q in queries if q["sql"].startswith("SELECT h.")]
+    assert len(reads) == 1 and "FOR UPDATE" not in reads[0]
+    hand.refresh_from_db()
+    assert chips.reconcile_hand(hand=hand) == [] and chips.reconcile_hand(hand=following) == []
+    antes = HandEvent.objects.filter(hand=following, type="pay", payload__amount__gt=0)
+    assert antes.exists()
+    # The new hand's deal counted the chips as the hand's payments left them.
+    paid = {s: 0 for s in wallets}  # by the ending move (the antes were in ``wallets``)
+    for e in HandEvent.objects.filter(hand=hand, type="pay", seq__gt=seq):
+        for side, sign in ((e.payload["from"], -1), (e.payload["to"], 1)):
+            if side != "pot":
+                paid[int(side)] += sign * e.payload["amount"]
+    dealt = HandEvent.objects.get(hand=following, seq=1).payload
+    assert dealt["chips_before"] == {str(s): wallets[s] + paid[s] for s in wallets}
+    for s in partie.seats.all():
+        assert chips.wallet(partie, s.player).balance == dealt["chips_before"][str(s.number)] - sum(
+            e.payload["amount"] for e in antes if e.payload["from"] == s.number)
+
+
+def test_a_stale_read_of_the_ending_move_writes_nothing_and_loses_with_409(people,
+                                                                         monkeypatch):
+    """The attempt plays the ending move on the hand as this process kept it; another writer
+    ended the hand meanwhile. The guarded write refuses, the transaction (and the payments
+    held in it) rolls back, and the move, played again under the lock, loses like any stale
+    move."""
+    partie = _partie(people, _seed_with_an_announcement(4), monkeypatch)
+    hand = partie.hands.get()
+    users = {s.number: s.player for s in partie.seats.all()}
+    seat, clock = _fire_until_the_announcement(hand)
+    seq = hand.last_seq
+    kept, seats = store.read_hand(hand.pk)
+    loaded = store.from_snapshot(kept)
+    assert loaded is not None
+    with transaction.atomic():  # the locked path: it keeps nothing in this process
+        move_play(hand_id=hand.id, user=users[seat], move=Move("announce"), seq=seq,
+                  command_id=uuid.uuid4(), at=clock)
+    recent.hands.keep(kept, seats, loaded)  # as this process last saw it: at seq
+    events, entries = HandEvent.objects.count(), JournalEntry.objects.count()
+    guarded = []
+    real = moves._in_guarded
+    monkeypatch.setattr(moves, "_in_guarded", lambda *a: guarded.append(1) or real(*a))
+
+    with pytest.raises(StaleSequence):
+        move_play(hand_id=hand.id, user=users[seat], move=Move("announce"), seq=seq,
+                  command_id=uuid.uuid4(), at=clock)
+
+    assert guarded == [1]  # the attempt went on in a transaction, and gave up there
+    assert HandEvent.objects.count() == events and JournalEntry.objects.count() == entries
+    hand.refresh_from_db()
+    assert chips.reconcile_hand(hand=hand) == []
+
+
+def test_a_ledger_refusal_on_the_guarded_path_rolls_it_back_and_plays_it_locked(people,
+                                                                               monkeypatch):
+    partie = _partie_that_goes_on(people, monkeypatch)
+    hand = partie.hands.get()
+    users = {s.number: s.player for s in partie.seats.all()}
+    seat, clock = _fire_until_the_announcement(hand)
+    real, calls = chips._post, []
+
+    def refuse_first(accounts: Any, groups: Any) -> None:
+        calls.append(accounts.holding)
+        if len(calls) == 1:
+            raise InsufficientChips("refused once, for the test", account_id=0, balance=0,
+                                    needed=1)
+        real(accounts, groups)
+
+    monkeypatch.setattr(chips, "_post", refuse_first)
+
+    with CaptureQueriesContext(connection) as queries:
+        played = move_play(hand_id=hand.id, user=users[seat], move=Move("announce"),
+                           seq=hand.last_seq, command_id=uuid.uuid4(), at=clock)
+
+    reads = [q["sql"] for q in queries if q["sql"].startswith("SELECT h.")]
+    assert len(reads) == 2 and "FOR UPDATE" in reads[1]  # then played under the lock
+    assert len(calls) > 1
+    hand.refresh_from_db()
+    following = Hand.objects.get(pk=played.response["next_hand"]["id"])
+    assert hand.status == Hand.Status.OVER and played.response["seq"] == hand.last_seq
+    assert HandEvent.objects.filter(hand=hand).count() == hand.last_seq  # no gap, no twin
+    assert chips.reconcile_hand(hand=hand) == [] and chips.reconcile_hand(hand=following) == []
+    assert Hand.objects.filter(partie=partie).count() == 2
 
 
 @pytest.mark.parametrize("kept", [True, False], ids=["kept-hand", "hand-read"])
