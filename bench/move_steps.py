@@ -25,7 +25,7 @@ STEPS = [
     ("store", "lock_partie"), ("store", "seats"), ("store", "accounts"), ("store", "load"),
     ("store", "save"), ("store", "insert"), ("store", "update"), ("store", "freeze"),
     ("chips", "post_payments"), ("parties", "_deal"), ("moves", "_deal_at_once"),
-    ("moves", "_in_one_statement"), ("advance", "advance"),
+    ("moves", "_in_one_statement"), ("moves", "_in_guarded"), ("advance", "advance"),
 ]
 
 

@@ -97,6 +97,20 @@ class Accounts:
         self.holding = False
         _post(self, [])
 
+    def to_read(self) -> store.AccountsOf | None:
+        """What ``store.save`` reads with a hand's end when the accounts are still unknown
+        (``take`` them from its ``found``), else ``None``."""
+        if self._found is not None:
+            return None
+        return store.AccountsOf(club_key=self.partie.club_key,
+                                owners=[s.player_id for s in self.seats.values()],
+                                pot_ref=_pot_ref(self.partie))
+
+    def take(self, found: Sequence[Account]) -> None:
+        """The accounts as read by the caller (an account not found yet is created when first
+        needed, as ``__getitem__`` creates it)."""
+        self._found = self._by_side(found)
+
     def known(self) -> list[Account]:
         """The accounts read so far (none before the first is needed)."""
         return list(self._found.values()) if self._found is not None else []

@@ -125,9 +125,14 @@ def _save(table: Table, hand: Hand, loaded: store.Loaded,
     """store.save of a command played in a transaction: its events and hand row, the partie's
     fields it changed and, as a hand ends, the partie's row and the accounts' balances read
     back for the deal that follows (``table.partie_locked``, ``table.balances_fresh``)."""
+    # A command that holds its payments (_in_guarded) has read no account yet: the hand's end
+    # reads them (the deal that follows needs their balances).
+    to_read = table.accounts.to_read() if table.accounts.holding else None
     table.partie_locked = table.balances_fresh = store.save(
         hand, loaded, pending=table.events, command=command, partie_fields=table.partie_fields,
-        accounts=table.accounts.known(), timer_armed=table.timer_armed)
+        accounts=table.accounts.known(), timer_armed=table.timer_armed, accounts_of=to_read)
+    if to_read is not None and table.balances_fresh:
+        table.accounts.take(to_read.found)
 
 
 def _answer(hand: Hand, first_new: int, user: AbstractBaseUser, command_id: uuid.UUID,

@@ -19,6 +19,7 @@ import pickle
 import uuid
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, fields, is_dataclass
+from dataclasses import field as dataclass_field
 from datetime import datetime
 from typing import Any, NoReturn, TypeVar
 
@@ -116,7 +117,8 @@ def replay(hand: Hand) -> Loaded:
 
 def save(hand: Hand, loaded: Loaded, *, pending: Sequence[dict[str, Any]] = (),
          command: dict[str, Any] | None = None, partie_fields: Collection[str] = (),
-         accounts: Sequence[Account] = (), timer_armed: bool = False) -> bool:
+         accounts: Sequence[Account] = (), timer_armed: bool = False,
+         accounts_of: AccountsOf | None = None) -> bool:
     """Write what a command did: its ``pending`` events (``append``'s rows), the hand row with
     the state it reached (the snapshot at ``last_seq``) and its ``Command`` row, if any. A hand
     being dealt (not saved yet) is inserted with its seed (``hand.secret``) instead.
@@ -145,13 +147,18 @@ def save(hand: Hand, loaded: Loaded, *, pending: Sequence[dict[str, Any]] = (),
     deal's ``chips_before``.
 
     ``timer_armed``: the command armed the hand's timer (``hand.timer_at``), written with it;
-    otherwise that column is left as it is."""
+    otherwise that column is left as it is.
+
+    ``accounts_of`` (PostgreSQL, a hand in play whose partie is updated): the accounts are not
+    known yet, and the same statement reads them whole, found by their club, owners and pot
+    (as ``accounts`` finds them), into ``accounts_of.found``; ``accounts`` is then empty."""
     hand.last_hash = loaded.last_hash
     hand.snapshot = freeze(loaded.state, hand.last_seq)
     fields = HAND_FIELDS_ARMED if timer_armed else HAND_FIELDS
     if pending and not hand._state.adding and writes_in_one_statement():
         return _execute_guarded(hand, pending, command, read_seq=pending[0]["seq"] - 1,
-                                partie_fields=partie_fields, accounts=accounts, fields=fields)
+                                partie_fields=partie_fields, accounts=accounts, fields=fields,
+                                accounts_of=accounts_of)
     writes = [_update_statement(hand.partie, sorted(partie_fields))] if partie_fields else []
     if pending:
         writes.append(_insert_statement(HandEvent, pending))
@@ -166,6 +173,17 @@ def save(hand: Hand, loaded: Loaded, *, pending: Sequence[dict[str, Any]] = (),
         made._state.adding = False
         made._state.db = _db().alias
     return False
+
+
+@dataclass
+class AccountsOf:
+    """Which accounts ``save`` reads with a hand's end (``accounts_of``): the club's wallets of
+    ``owners`` and its pot ``pot_ref``; ``found`` receives them."""
+
+    club_key: str
+    owners: Sequence[Any]
+    pot_ref: str
+    found: list[Account] = dataclass_field(default_factory=list)
 
 
 def freeze(state: Any, seq: int) -> bytes:
@@ -603,7 +621,8 @@ def _execute_guarded(hand: Hand, pending: Sequence[dict[str, Any]],
                      command: dict[str, Any] | None, *, read_seq: int,
                      partie_fields: Collection[str] = (),
                      accounts: Sequence[Account] = (),
-                     fields: Sequence[str] = HAND_FIELDS) -> bool:
+                     fields: Sequence[str] = HAND_FIELDS,
+                     accounts_of: AccountsOf | None = None) -> bool:
     """PostgreSQL: ``save``'s statement, its update first and guarded: ``WITH u AS (UPDATE the
     hand … WHERE id = … AND last_seq = <read_seq> AND status = 'playing' RETURNING id), w0 AS
     (INSERT the events, their hand_id taken from u), w1 AS (INSERT the command), p AS (UPDATE
@@ -642,6 +661,19 @@ def _execute_guarded(hand: Hand, pending: Sequence[dict[str, Any]],
             params.append([account.pk for account in accounts])
             columns_read += ", a.ids, a.held, a.posted"
             joined += " CROSS JOIN a"
+        elif accounts_of is not None:  # the accounts whole, each column as an array
+            account_fields = Account._meta.concrete_fields
+            names = [f"c{i}" for i in range(len(account_fields))]
+            parts.append(
+                "a AS (SELECT "
+                + ", ".join(f"array_agg(a.{qn(f.column)} ORDER BY a.id) AS {n}"
+                            for f, n in zip(account_fields, names, strict=True))
+                + f" FROM {qn(Account._meta.db_table)} a WHERE a.club_key = %s AND "
+                f"((a.kind = %s AND a.owner_id = ANY (%s)) OR (a.kind = %s AND a.ref = %s)))")
+            params += [accounts_of.club_key, AccountKind.WALLET.value, list(accounts_of.owners),
+                       AccountKind.POT.value, accounts_of.pot_ref]
+            columns_read += ", " + ", ".join(f"a.{n}" for n in names)
+            joined += " CROSS JOIN a"
         select = f"SELECT {columns_read} FROM {joined}"
     with _cursor(db) as cursor:
         try:
@@ -657,7 +689,11 @@ def _execute_guarded(hand: Hand, pending: Sequence[dict[str, Any]],
     fresh = instances(row[1:1 + width], Partie)[0]
     for field in Partie._meta.concrete_fields:
         setattr(hand.partie, field.attname, getattr(fresh, field.attname))
-    if accounts:
+    if accounts_of is not None and not accounts:
+        columns = row[1 + width:]
+        accounts_of.found.extend(instances(found, Account)[0]
+                                 for found in zip(*(c or [] for c in columns), strict=True))
+    elif accounts:
         ids, held, posted = row[1 + width:]
         by_id = {account.pk: account for account in accounts}
         for account_id, balance, last_posted_at in zip(ids or [], held or [], posted or [],

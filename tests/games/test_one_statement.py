@@ -207,6 +207,9 @@ def test_the_hands_payments_and_the_next_hands_antes_are_one_ledger_batch(people
     assert len(batches) == 1  # the hand's payments and the new hand's antes
     reads = [q["sql"] for q in queries if q["sql"].startswith("SELECT h.")]
     assert len(reads) == 1 and "FOR UPDATE" not in reads[0]
+    # The accounts were read by the hand's guarded write, not by a statement of their own.
+    assert not [q for q in queries if q["sql"].startswith("SELECT a.")]
+    assert len([q for q in queries if q["sql"].startswith("WITH ")]) == 2  # end; new hand
     hand.refresh_from_db()
     assert chips.reconcile_hand(hand=hand) == [] and chips.reconcile_hand(hand=following) == []
     antes = HandEvent.objects.filter(hand=following, type="pay", payload__amount__gt=0)
