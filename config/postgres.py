@@ -67,6 +67,6 @@ def use_c_timestamptz_loader(sender: Any, connection: BaseDatabaseWrapper, **kwa
     if connection.timezone is not UTC or connection.timezone_name != "UTC":
         return
     raw = connection.connection
-    if raw.pgconn.parameter_status(b"TimeZone") not in (b"UTC", b"Etc/UTC"):
+    if raw.pgconn.parameter_status(b"TimeZone") != b"UTC":  # psycopg's timezone.utc then
         return
     raw.adapters.register_loader("timestamptz", UtcTimestamptzLoader)

@@ -92,6 +92,10 @@ class Accounts:
             by_side[payer] = by_side.get(payer, 0) - e["amount"]
             by_side[payee] = by_side.get(payee, 0) + e["amount"]
 
+    def holds(self) -> bool:
+        """Whether payments are held and not posted yet."""
+        return bool(self._held)
+
     def flush(self) -> None:
         """Stop holding, and post what is held (nothing to do if nothing is)."""
         self.holding = False

@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import DEFAULT_DB_ALIAS, connections, transaction
+from django.db import DEFAULT_DB_ALIAS, OperationalError, connections, transaction
 from django.utils import timezone
 
 from games.engine.base import BY_PLAYER, Move, RuleError
@@ -68,7 +68,10 @@ def move_play(
     """Play ``move`` for ``user``'s seat, answering the hand at ``seq``; idempotent by id."""
     request = {"hand": str(hand_id), "seq": seq, "move": move.to_dict()}
     if one_statement_possible():
-        played = _in_one_statement(hand_id, user, move, seq, command_id, at, request)
+        try:
+            played = _in_one_statement(hand_id, user, move, seq, command_id, at, request)
+        except _DealFailed:  # rolled back whole (_in_guarded): as below, without the deal
+            return _in_transaction(hand_id, user, move, seq, command_id, at, request, deal=False)
         if played is not None:
             return played
     try:
@@ -168,11 +171,14 @@ def _in_one_statement(hand_id: uuid.UUID, user: AbstractBaseUser, move: Move, se
     command appended to the hand since it was read, or the row changed otherwise, the
     statement fails and writes nothing. The update runs before the inserts
     (store._execute_guarded), so the statement waits for a locked writer rather than
-    deadlocking with it. ``None`` whenever the answer needs more:
-    not the hand's current seq (a retry, a stale move), no usable snapshot (a replay needs
-    the lock), an illegal move (its refusal), chips to post, the hand's end, or a statement
-    refused by a constraint; the caller then plays the command as always, in a transaction
-    with the hand locked, which gives the same answer it gave before this path existed."""
+    deadlocking with it. A move with chips to post, or that ends its hand, goes on in a
+    transaction on the hand as read here (``_in_guarded``). ``None`` whenever the answer
+    needs more: not the hand's current seq (a retry, a stale move), no usable snapshot (a
+    replay needs the lock), an illegal move (its refusal), a statement refused by a
+    constraint, or a refusal in ``_in_guarded``; the caller then plays the command as always,
+    in a transaction with the hand locked, which gives the same answer it gave before this
+    path existed. _DealFailed: ``_in_guarded`` rolled back because the next hand's deal
+    failed."""
     kept = recent.hands.take(hand_id, seq)
     if kept is not None:  # this process wrote the hand's last event: no read
         hand, seats, loaded = kept.hand, list(kept.seats), kept.loaded
@@ -226,13 +232,18 @@ def _in_guarded(hand: Hand, seats: list[Seat], loaded: store.Loaded, seat: int,
     batch, else on their own. Four round trips fewer for a move that ends a hand and deals the
     next: the locking read, and a ledger batch (bench/api_bench.md, tenth round).
 
-    ``None`` if the hand had moved on, the command id was used before, a payment or the deal
-    was refused, or the hand's read was not the hand's state: that transaction is rolled back
-    whole, and the caller plays the move as always (``_in_transaction``), which gives the
-    answer it gave before this path existed."""
+    ``None`` if the hand had moved on, the command id was used before, a payment was refused,
+    the database gave up on the transaction (a deadlock, a lock or statement time-out), or the
+    hand's read was not the hand's state: that transaction is rolled back whole, and the caller
+    plays the move as always (``_in_transaction``), which gives the answer it gave before this
+    path existed. A failed deal of the next hand raises _DealFailed, rolled back too: the
+    caller plays the move again, locked, without the deal."""
     first_new = hand.last_seq + 1
+    committed: list[bool] = []
     try:
         with transaction.atomic():
+            # The first callback on commit: whether the commit happened, if a later one fails.
+            transaction.on_commit(lambda: committed.append(True))
             table = Table(partie=hand.partie, seats=seats)
             table.accounts.hold()
             loaded = apply_move(table, hand, loaded, seat, move, BY_PLAYER, actor=user,
@@ -250,7 +261,9 @@ def _in_guarded(hand: Hand, seats: list[Seat], loaded: store.Loaded, seat: int,
                 table.accounts.flush()
                 kept = hand, loaded
                 transaction.on_commit(lambda: recent.hands.keep(kept[0], seats, kept[1]))
-    except (StaleSequence, CommandConflict, _DealFailed, LedgerError, GameError):
+    except (GameError, LedgerError, RuleError, OperationalError):
+        if committed:  # a callback failed after the commit: the move was played, not refused
+            raise
         return None
     return MovePlayed(response=response, hand=hand, loaded=loaded, seat=seat)
 

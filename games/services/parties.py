@@ -147,6 +147,11 @@ def deal_after(*, table: Table, last: Hand, at: datetime, savepoint: bool = True
     broken and must be rolled back. ``command``: the ending move's Command row, written with
     the new hand's row, its answer naming that hand (``next_hand``); not written if no hand is
     dealt."""
+    if not table.balances_fresh:
+        # The accounts are read again below: the payments held (moves._in_guarded) must be in
+        # the books first, and posted outside the deal's savepoint, which a failed deal rolls
+        # back while the last hand's end stays.
+        table.accounts.flush()
     with transaction.atomic(savepoint=savepoint):
         partie = table.partie if table.partie_locked else store.lock_partie_row(table.partie.pk)
         if partie is None or partie.status == Partie.Status.OVER:
@@ -155,10 +160,11 @@ def deal_after(*, table: Table, last: Hand, at: datetime, savepoint: bool = True
             return None
         dealer = Table(partie=partie, seats=table.seats)
         if table.balances_fresh:  # read back with the partie (store.save): taken once
-            dealer.accounts = table.accounts  # with the payments it holds, if any
+            # With the payments it holds, if any: then this is a deal without a savepoint
+            # (moves._in_guarded), whose failure rolls back the whole command.
+            assert not (savepoint and table.accounts.holds()), "payments held in a savepoint"
+            dealer.accounts = table.accounts
             table.balances_fresh = False
-        else:  # read again: the payments held must be in the books first
-            table.accounts.flush()
         return _deal(partie, last, at, dealer, command=command)
 
 

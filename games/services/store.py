@@ -626,12 +626,21 @@ def _execute_guarded(hand: Hand, pending: Sequence[dict[str, Any]],
     """PostgreSQL: ``save``'s statement, its update first and guarded: ``WITH u AS (UPDATE the
     hand … WHERE id = … AND last_seq = <read_seq> AND status = 'playing' RETURNING id), w0 AS
     (INSERT the events, their hand_id taken from u), w1 AS (INSERT the command), p AS (UPDATE
-    the partie … RETURNING its row), a AS (the balances of ``accounts``) SELECT … FROM u, p, a``.
+    the partie … AND EXISTS (SELECT 1 FROM u) RETURNING its row), a AS (the balances of
+    ``accounts``, or the accounts of ``accounts_of``) SELECT … FROM u, p, a``.
     If the hand's row does not match, u is
     empty, the events' hand_id is NULL and the statement fails on that NOT NULL constraint,
-    writing nothing. The update, read by the events, runs before them: it takes the hand's row
-    lock before any event key is inserted. True if the partie was updated (and ``hand.partie``
-    refreshed from its row)."""
+    writing nothing. The update, read by the events and by the partie's update, runs before
+    both: it takes the hand's row lock before any event key is inserted and before the
+    partie's row is locked, the order every writer of a hand's end follows (a command played
+    without the locking read, moves._in_guarded, could otherwise lock the partie and wait for
+    the hand while a locked writer of the hand waits for the partie). True if the partie was
+    updated (and ``hand.partie`` refreshed from its row).
+
+    The accounts of ``accounts_of`` are read as the statement's snapshot has them, taken
+    before any wait for the hand's lock: a buy-in committed during such a wait is not in the
+    balances read (the books stay right: the ledger locks and reads the accounts again when it
+    posts), as a buy-in committed just after the read would not be."""
     db = _db()
     qn = db.ops.quote_name
     pk = qn(Hand._meta.pk.column)
@@ -651,7 +660,7 @@ def _execute_guarded(hand: Hand, pending: Sequence[dict[str, Any]],
     if partie_fields:
         _, partie_sql, partie_params = _update_statement(hand.partie, sorted(partie_fields))
         columns = ", ".join(qn(f.column) for f in Partie._meta.concrete_fields)
-        parts.append(f"p AS ({partie_sql} RETURNING {columns})")
+        parts.append(f"p AS ({partie_sql} AND EXISTS (SELECT 1 FROM u) RETURNING {columns})")
         params += partie_params
         columns_read, joined = f"u.{pk}, {_columns(db.vendor, Partie, 'p')}", "u CROSS JOIN p"
         if accounts:
@@ -668,10 +677,13 @@ def _execute_guarded(hand: Hand, pending: Sequence[dict[str, Any]],
                 "a AS (SELECT "
                 + ", ".join(f"array_agg(a.{qn(f.column)} ORDER BY a.id) AS {n}"
                             for f, n in zip(account_fields, names, strict=True))
+                # The kinds as literals, as _read_hand_sql has them: the partial unique indexes
+                # (one wallet per player and club, one pot per ref) serve a prepared plan only
+                # if it can see that a row's kind is theirs.
                 + f" FROM {qn(Account._meta.db_table)} a WHERE a.club_key = %s AND "
-                f"((a.kind = %s AND a.owner_id = ANY (%s)) OR (a.kind = %s AND a.ref = %s)))")
-            params += [accounts_of.club_key, AccountKind.WALLET.value, list(accounts_of.owners),
-                       AccountKind.POT.value, accounts_of.pot_ref]
+                f"((a.kind = '{AccountKind.WALLET.value}' AND a.owner_id = ANY (%s)) OR "
+                f"(a.kind = '{AccountKind.POT.value}' AND a.ref = %s)))")
+            params += [accounts_of.club_key, list(accounts_of.owners), accounts_of.pot_ref]
             columns_read += ", " + ", ".join(f"a.{n}" for n in names)
             joined += " CROSS JOIN a"
         select = f"SELECT {columns_read} FROM {joined}"

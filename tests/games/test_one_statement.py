@@ -195,6 +195,7 @@ def test_the_hands_payments_and_the_next_hands_antes_are_one_ledger_batch(people
     users = {s.number: s.player for s in partie.seats.all()}
     seat, clock = _fire_until_the_announcement(hand)
     wallets = {s.number: chips.wallet(partie, s.player).balance for s in partie.seats.all()}
+    pot = chips.pot(partie).balance
     seq = hand.last_seq
 
     with CaptureQueriesContext(connection) as queries:
@@ -222,6 +223,10 @@ def test_the_hands_payments_and_the_next_hands_antes_are_one_ledger_batch(people
                 paid[int(side)] += sign * e.payload["amount"]
     dealt = HandEvent.objects.get(hand=following, seq=1).payload
     assert dealt["chips_before"] == {str(s): wallets[s] + paid[s] for s in wallets}
+    pot_paid = sum(e.payload["amount"] * (1 if e.payload["to"] == "pot" else -1)
+                   for e in HandEvent.objects.filter(hand=hand, type="pay", seq__gt=seq)
+                   if "pot" in (e.payload["from"], e.payload["to"]))
+    assert dealt["pot_before"] == pot + pot_paid
     for s in partie.seats.all():
         assert chips.wallet(partie, s.player).balance == dealt["chips_before"][str(s.number)] - sum(
             e.payload["amount"] for e in antes if e.payload["from"] == s.number)
@@ -290,6 +295,63 @@ def test_a_ledger_refusal_on_the_guarded_path_rolls_it_back_and_plays_it_locked(
     assert HandEvent.objects.filter(hand=hand).count() == hand.last_seq  # no gap, no twin
     assert chips.reconcile_hand(hand=hand) == [] and chips.reconcile_hand(hand=following) == []
     assert Hand.objects.filter(partie=partie).count() == 2
+
+
+def test_the_last_hand_of_a_partie_ends_it_with_its_payments_in_the_pot_shared(people,
+                                                                            monkeypatch):
+    """At zero pause the ending move of the partie's last hand closes the partie in the same
+    command, on the guarded path: the payments held are posted before the pot is read and
+    shared (RULES.md §1), so the pot is shared with them and left empty."""
+    partie = _partie(people, _seed_with_an_announcement(4), monkeypatch)
+    Partie.objects.filter(pk=partie.pk).update(pause_between_hands=timedelta(0))
+    hand = partie.hands.get()
+    users = {s.number: s.player for s in partie.seats.all()}
+    seat, clock = _fire_until_the_announcement(hand)
+    guarded: list[int] = []
+    real = moves._in_guarded
+    monkeypatch.setattr(moves, "_in_guarded", lambda *a: guarded.append(1) or real(*a))
+
+    played = move_play(hand_id=hand.id, user=users[seat], move=Move("announce"),
+                       seq=hand.last_seq, command_id=uuid.uuid4(), at=clock)
+
+    partie.refresh_from_db()
+    hand.refresh_from_db()
+    assert guarded == [1] and played.response["next_hand"] is None
+    assert partie.status == Partie.Status.OVER and hand.status == Hand.Status.OVER
+    assert chips.reconcile_hand(hand=hand) == []
+    assert chips.pot(partie).balance == 0
+    wallets = sum(chips.wallet(partie, s.player).balance for s in partie.seats.all())
+    assert wallets == 4 * 50  # every chip bought in is in a wallet again
+
+
+def test_a_failed_deal_on_the_guarded_path_ends_the_hand_without_it(people, monkeypatch,
+                                                                    caplog):
+    """The next hand's deal fails in the ending move's transaction: it is rolled back whole
+    and the move played once more, locked, without the deal (the timer deals it later); the
+    deal is tried once, and logged once."""
+    partie = _partie_that_goes_on(people, monkeypatch)
+    hand = partie.hands.get()
+    users = {s.number: s.player for s in partie.seats.all()}
+    seat, clock = _fire_until_the_announcement(hand)
+    tried: list[int] = []
+
+    def broken_deal(*args: Any, **kwargs: Any) -> Any:
+        tried.append(1)
+        raise RuntimeError("the deal breaks, for the test")
+
+    monkeypatch.setattr(moves, "deal_after", broken_deal)
+
+    played = move_play(hand_id=hand.id, user=users[seat], move=Move("announce"),
+                       seq=hand.last_seq, command_id=uuid.uuid4(), at=clock)
+
+    hand.refresh_from_db()
+    assert tried == [1]
+    assert [r for r in caplog.records if "dealing the next hand" in r.getMessage()]
+    assert len([r for r in caplog.records if "dealing the next hand" in r.getMessage()]) == 1
+    assert hand.status == Hand.Status.OVER and played.response["next_hand"] is None
+    assert Hand.objects.filter(partie=partie).count() == 1
+    assert chips.reconcile_hand(hand=hand) == []
+    assert HandEvent.objects.filter(hand=hand).count() == hand.last_seq
 
 
 @pytest.mark.parametrize("kept", [True, False], ids=["kept-hand", "hand-read"])
