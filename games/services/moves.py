@@ -229,8 +229,9 @@ def _in_guarded(hand: Hand, seats: list[Seat], loaded: store.Loaded, seat: int,
     (store.save), which takes the hand's row lock and refuses the whole command if the hand
     moved on since it was read. Its payments are held meanwhile (``chips.Accounts.hold``) and
     posted after that write: with the next hand's antes when the command deals it, in one
-    batch, else on their own. Four round trips fewer for a move that ends a hand and deals the
-    next: the locking read, and a ledger batch (bench/api_bench.md, tenth round).
+    batch, else on their own. A move that ends a hand and deals the next makes two round trips
+    fewer, five in all: no locking read, one ledger batch instead of two (bench/api_bench.md,
+    tenth round).
 
     ``None`` if the hand had moved on, the command id was used before, a payment was refused,
     the database gave up on the transaction (a deadlock, a lock or statement time-out), or the
