@@ -428,3 +428,56 @@ def test_a_hand_without_a_usable_snapshot_is_replayed_under_the_lock(people, mon
     hand.refresh_from_db()
     assert hand.last_seq == played.response["seq"]
     assert store.load(hand).state == store.replay(hand).state
+
+
+def test_comet_hands_played_by_people_post_every_payment_once_on_the_guarded_path(
+        people, monkeypatch):
+    """Comet hands played to their end through ``move_play`` as the API calls it: a Comet
+    played mid-hand makes its payments (a move with chips that does not end the hand, on the
+    guarded path, its hand kept for the next move), and every hand's end its own. After each
+    hand the ledger matches its events, and the state from the snapshot is the replay's."""
+    import random
+
+    partie = partie_start(game="comet", players=people[:3], options={"deals": 3}, buy_in=60,
+                          table_label="comet table", at=T0, move_timeout=timedelta(minutes=5),
+                          forced_move_delay=timedelta(0), comet_window=timedelta(0),
+                          pause_between_hands=timedelta(0))
+    users = {s.number: s.player for s in partie.seats.all()}
+    paths: list[tuple[bool, bool]] = []  # (the hand went on, a payment was made), per guarded move
+    real = moves._in_guarded
+
+    def spy(*args: Any) -> Any:
+        played = real(*args)
+        if played is not None:
+            pays = HandEvent.objects.filter(hand=played.hand, type="pay",
+                                            seq__gte=played.response["applied_from_seq"])
+            paths.append((played.hand.status == Hand.Status.PLAYING, pays.exists()))
+        return played
+
+    monkeypatch.setattr(moves, "_in_guarded", spy)
+    rng = random.Random(7)
+    clock = T0
+    hands = 0
+    hand = partie.hands.get()
+    for _ in range(400):
+        hand.refresh_from_db()
+        if hand.status == Hand.Status.OVER:
+            assert chips.reconcile_hand(hand=hand) == []
+            hands += 1
+            following = Hand.objects.filter(partie=partie, number=hand.number + 1).first()
+            if following is None:
+                break
+            hand = following
+            continue
+        assert store.load(hand).state == store.replay(hand).state
+        seat, legal = _awaited(hand)
+        clock += timedelta(seconds=1)
+        move_play(hand_id=hand.id, user=users[seat], move=rng.choice(legal), seq=hand.last_seq,
+                  command_id=uuid.uuid4(), at=clock)
+    assert hands >= 2
+    assert (False, True) in paths  # a hand's end with its payments
+    mid_hand = [p for p in paths if p[0]]
+    assert mid_hand and all(paid for _, paid in mid_hand)  # chips posted, the hand went on
+    partie.refresh_from_db()
+    wallets = sum(chips.wallet(partie, s.player).balance for s in partie.seats.all())
+    assert wallets + chips.pot(partie).balance == 3 * 60  # every chip bought in, once
