@@ -55,7 +55,15 @@ def make_users(prefix: str, count: int) -> list[Any]:
     hashed = make_password(BENCH_PASSWORD)
     users = [User(username=f"{prefix}-{i:04d}", password=hashed) for i in range(count)]
     User.objects.bulk_create(users)
-    return list(User.objects.filter(username__startswith=f"{prefix}-").order_by("username"))
+    made = list(User.objects.filter(username__startswith=f"{prefix}-").order_by("username"))
+    # bulk_create sends no post_save: drop what the cache may hold under these ids (a user of
+    # an earlier database of the same name, with the same Redis), as a save would
+    # (tournaments/auth.py). Without it a standalone run after another signed nobody in.
+    from tournaments.auth import forget_user
+
+    for user in made:
+        forget_user(User, user)
+    return made
 
 
 def session_key(user: Any) -> str:

@@ -210,6 +210,7 @@ class InProcessHttp:
         url = f"/api/hands/{hand.pk}/"
         self.prof and self.prof.enable()
         v = self._timed(lambda: c.get(url).json(), self.get_q, self.get_ms, self.get_cpu)
+        assert "seq" in v, (url, v)  # an answer, not a refusal (its reason in the message)
         body = {"command_id": str(uuid.uuid4()), "seq": v["seq"],
                 "move": self.rng.choice(v["legal_moves"])}
         r = self._timed(lambda: c.post(f"{url}moves", body, content_type="application/json"),
