@@ -104,8 +104,9 @@ class Accounts:
     def to_read(self) -> store.AccountsOf | None:
         """What ``store.save`` reads with a hand's end when the accounts are still unknown
         (``take`` them from its ``found``), else ``None``."""
-        if self._found is not None:
-            return None
+        return None if self._found is not None else self._wanted()
+
+    def _wanted(self) -> store.AccountsOf:
         return store.AccountsOf(club_key=self.partie.club_key,
                                 owners=[s.player_id for s in self.seats.values()],
                                 pot_ref=_pot_ref(self.partie))
@@ -120,10 +121,9 @@ class Accounts:
         return list(self._found.values()) if self._found is not None else []
 
     def _read(self) -> dict[str, Account]:
-        found = store.accounts(club_key=self.partie.club_key,
-                               owners=[s.player_id for s in self.seats.values()],
-                               pot_ref=_pot_ref(self.partie))
-        return self._by_side(found)
+        wanted = self._wanted()
+        return self._by_side(store.accounts(club_key=wanted.club_key, owners=wanted.owners,
+                                            pot_ref=wanted.pot_ref))
 
     def _by_side(self, found: Sequence[Account]) -> dict[str, Account]:
         side_of = {s.player_id: str(n) for n, s in self.seats.items()}

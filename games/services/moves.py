@@ -112,15 +112,26 @@ def _in_transaction(hand_id: uuid.UUID, user: AbstractBaseUser, move: Move, seq:
         response, command = _answer(hand, first_new, user, command_id, request)
         # The Command row's primary key refuses an id that answers a move elsewhere (see
         # _answered_before): CommandConflict, and the whole move rolls back.
-        if hand.status == Hand.Status.OVER:
-            # The hand is written first, the partie with it (its next_hand_at: the deal is due).
-            _save(table, hand, loaded)
-            written = deal and _deal_at_once(table, hand, at, command=command)
-            if not written:  # no deal, or none was due: the command's row on its own
-                store.insert(Command, [command])
-        else:
-            _save(table, hand, loaded, command=command)
+        _write(table, hand, loaded, at, command, deal=deal)
         return MovePlayed(response=response, hand=hand, loaded=loaded, seat=seat)
+
+
+def _write(table: Table, hand: Hand, loaded: store.Loaded, at: datetime,
+           command: dict[str, Any], *, deal: bool) -> None:
+    """What a move played in a transaction writes: the hand (with the partie, as it ends) and
+    the command's row; a hand it ends is followed by the next (``deal``: _deal_at_once). The
+    payments the table holds (``_in_guarded``) are posted after the hand's write, with the
+    next hand's antes if one is dealt; elsewhere they were posted as they were made."""
+    if hand.status == Hand.Status.OVER:
+        # The hand is written first, the partie with it (its next_hand_at: the deal is due).
+        _save(table, hand, loaded)
+        written = deal and _deal_at_once(table, hand, at, command=command)
+        table.accounts.flush()
+        if not written:  # no deal, or none was due: the command's row on its own
+            store.insert(Command, [command])
+    else:
+        _save(table, hand, loaded, command=command)
+        table.accounts.flush()
 
 
 def _save(table: Table, hand: Hand, loaded: store.Loaded,
@@ -251,15 +262,8 @@ def _in_guarded(hand: Hand, seats: list[Seat], loaded: store.Loaded, seat: int,
                                 command_id=command_id, now=at)
             loaded = advance(table, hand, loaded, now=at)
             response, command = _answer(hand, first_new, user, command_id, request)
-            if hand.status == Hand.Status.OVER:
-                _save(table, hand, loaded)  # the guarded write: the hand's lock, first
-                written = _deal_at_once(table, hand, at, command=command)
-                table.accounts.flush()
-                if not written:
-                    store.insert(Command, [command])
-            else:
-                _save(table, hand, loaded, command=command)
-                table.accounts.flush()
+            _write(table, hand, loaded, at, command, deal=True)  # the guarded write first
+            if hand.status == Hand.Status.PLAYING:  # its next move need not read it
                 kept = hand, loaded
                 transaction.on_commit(lambda: recent.hands.keep(kept[0], seats, kept[1]))
     except (GameError, LedgerError, RuleError, OperationalError):

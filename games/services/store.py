@@ -355,10 +355,8 @@ def _read_hand(hand_id: Any, *, lock: bool, with_next: bool
     if db.vendor == "postgresql":  # one row, the seats' columns as arrays
         if lock:  # then the accounts' columns too, as arrays (NULL: no account yet)
             width = len(Account._meta.concrete_fields)
-            columns = rows[0][-width:]
+            accounts = _accounts_from_arrays(rows[0][-width:])
             rows = [rows[0][:-width]]
-            accounts = [instances(row, Account)[0]
-                        for row in zip(*(c or [] for c in columns), strict=True)]
         seat_rows = list(zip(*rows[0][-5:], strict=True))
     else:  # a row per seat, the hand, partie and seed repeated on each
         seat_rows = [row[-5:] for row in rows]
@@ -410,17 +408,10 @@ def _read_hand_sql(vendor: str, lock: bool, with_next: bool = False) -> str:
     account_columns = account_join = ""
     if lock and vendor == "postgresql":
         # The seats' wallets and the partie's pot (chips.Accounts), each column as an array.
-        fields = Account._meta.concrete_fields
-        names = [f"c{i}" for i in range(len(fields))]
-        account_columns = ", " + ", ".join(f"a.{n}" for n in names)
-        pot_ref = f"'{POT_REF_PREFIX}' || p.id::text"
-        account_join = (
-            "CROSS JOIN LATERAL (SELECT "
-            + ", ".join(f"array_agg(a.{qn(f.column)} ORDER BY a.id)" for f in fields)
-            + f" FROM {qn(Account._meta.db_table)} a WHERE a.club_key = p.club_key AND "
-            f"((a.kind = '{AccountKind.WALLET.value}' AND a.owner_id = ANY (s.players)) OR "
-            f"(a.kind = '{AccountKind.POT.value}' AND a.ref = {pot_ref}))) "
-            f"AS a({', '.join(names)}) ")
+        select, columns = _accounts_as_arrays(
+            "p.club_key", "s.players", f"'{POT_REF_PREFIX}' || p.id::text")
+        account_columns = ", " + columns
+        account_join = f"CROSS JOIN LATERAL ({select}) AS a "
     sql = (f"SELECT {_columns(vendor, Hand, 'h')}, {_columns(vendor, Partie, 'p')}, "
            f"{_columns(vendor, HandSeed, 'k')}, "
            f"{'n.id, n.number, ' if with_next else ''}{seat_columns}{account_columns} "
@@ -431,6 +422,31 @@ def _read_hand_sql(vendor: str, lock: bool, with_next: bool = False) -> str:
            f"WHERE h.id = %s{order}")
     # Only the hand's row is locked: the partie's row is the dealer's lock, not the movers'.
     return sql + " FOR UPDATE OF h" if lock and db.features.has_select_for_update_of else sql
+
+
+def _accounts_as_arrays(club: str, owners: str, pot_ref: str) -> tuple[str, str]:
+    """A ``SELECT`` of the club's wallets of ``owners`` and its pot ``pot_ref`` (SQL expressions
+    or placeholders), one row whose columns are arrays, one per account column in id order
+    (``_accounts_from_arrays`` reads them back), and those columns as ``a.c0, a.c1, …`` for a
+    query that names it ``a``. The kinds go in as literals: the partial unique indexes (one
+    wallet per player and club, one pot per ref) serve a prepared plan only if it can see that
+    a row's kind is theirs."""
+    qn = _db().ops.quote_name
+    fields = Account._meta.concrete_fields
+    names = [f"c{i}" for i in range(len(fields))]
+    select = (
+        "SELECT "
+        + ", ".join(f"array_agg(a.{qn(f.column)} ORDER BY a.id) AS {n}"
+                    for f, n in zip(fields, names, strict=True))
+        + f" FROM {qn(Account._meta.db_table)} a WHERE a.club_key = {club} AND "
+        f"((a.kind = '{AccountKind.WALLET.value}' AND a.owner_id = ANY ({owners})) OR "
+        f"(a.kind = '{AccountKind.POT.value}' AND a.ref = {pot_ref}))")
+    return select, ", ".join(f"a.{n}" for n in names)
+
+
+def _accounts_from_arrays(columns: Sequence[Any]) -> list[Account]:
+    """The accounts of ``_accounts_as_arrays``'s row (its arrays NULL: no account)."""
+    return [instances(row, Account)[0] for row in zip(*(c or [] for c in columns), strict=True)]
 
 
 def lock_partie_row(partie_id: Any) -> Partie | None:
@@ -671,20 +687,10 @@ def _execute_guarded(hand: Hand, pending: Sequence[dict[str, Any]],
             columns_read += ", a.ids, a.held, a.posted"
             joined += " CROSS JOIN a"
         elif accounts_of is not None:  # the accounts whole, each column as an array
-            account_fields = Account._meta.concrete_fields
-            names = [f"c{i}" for i in range(len(account_fields))]
-            parts.append(
-                "a AS (SELECT "
-                + ", ".join(f"array_agg(a.{qn(f.column)} ORDER BY a.id) AS {n}"
-                            for f, n in zip(account_fields, names, strict=True))
-                # The kinds as literals, as _read_hand_sql has them: the partial unique indexes
-                # (one wallet per player and club, one pot per ref) serve a prepared plan only
-                # if it can see that a row's kind is theirs.
-                + f" FROM {qn(Account._meta.db_table)} a WHERE a.club_key = %s AND "
-                f"((a.kind = '{AccountKind.WALLET.value}' AND a.owner_id = ANY (%s)) OR "
-                f"(a.kind = '{AccountKind.POT.value}' AND a.ref = %s)))")
+            account_select, account_columns = _accounts_as_arrays("%s", "%s", "%s")
+            parts.append(f"a AS ({account_select})")
             params += [accounts_of.club_key, list(accounts_of.owners), accounts_of.pot_ref]
-            columns_read += ", " + ", ".join(f"a.{n}" for n in names)
+            columns_read += ", " + account_columns
             joined += " CROSS JOIN a"
         select = f"SELECT {columns_read} FROM {joined}"
     with _cursor(db) as cursor:
@@ -702,9 +708,7 @@ def _execute_guarded(hand: Hand, pending: Sequence[dict[str, Any]],
     for field in Partie._meta.concrete_fields:
         setattr(hand.partie, field.attname, getattr(fresh, field.attname))
     if accounts_of is not None and not accounts:
-        columns = row[1 + width:]
-        accounts_of.found.extend(instances(found, Account)[0]
-                                 for found in zip(*(c or [] for c in columns), strict=True))
+        accounts_of.found.extend(_accounts_from_arrays(row[1 + width:]))
     elif accounts:
         ids, held, posted = row[1 + width:]
         by_id = {account.pk: account for account in accounts}
