@@ -146,6 +146,15 @@ def test_a_retried_command_gets_its_first_answer_and_appends_nothing(people, mon
     assert HandEvent.objects.count() == events
 
 
+def _at_the_announcement(partie: Partie) -> tuple[Hand, dict[int, Any], int, datetime]:
+    """The partie's first hand played by its timers until its awaited seat's only move is to
+    announce (the move that ends it): the hand, its players by seat, that seat, the clock."""
+    hand = partie.hands.get()
+    users = {s.number: s.player for s in partie.seats.all()}
+    seat, clock = _fire_until_the_announcement(hand)
+    return hand, users, seat, clock
+
+
 def _ledger_batches(queries: CaptureQueriesContext) -> list[str]:
     return [q["sql"] for q in queries if "ledger_post_many(" in q["sql"]]
 
@@ -153,9 +162,7 @@ def _ledger_batches(queries: CaptureQueriesContext) -> list[str]:
 def test_the_move_that_ends_the_hand_is_played_in_a_transaction_with_its_chips(people,
                                                                               monkeypatch):
     partie = _partie(people, _seed_with_an_announcement(4), monkeypatch)
-    hand = partie.hands.get()
-    users = {s.number: s.player for s in partie.seats.all()}
-    seat, clock = _fire_until_the_announcement(hand)
+    hand, users, seat, clock = _at_the_announcement(partie)
 
     with CaptureQueriesContext(connection) as queries:
         played = move_play(hand_id=hand.id, user=users[seat], move=Move("announce"),
@@ -191,9 +198,7 @@ def _partie_that_goes_on(people: Sequence[Any], monkeypatch: pytest.MonkeyPatch)
 
 def test_the_hands_payments_and_the_next_hands_antes_are_one_ledger_batch(people, monkeypatch):
     partie = _partie_that_goes_on(people, monkeypatch)
-    hand = partie.hands.get()
-    users = {s.number: s.player for s in partie.seats.all()}
-    seat, clock = _fire_until_the_announcement(hand)
+    hand, users, seat, clock = _at_the_announcement(partie)
     wallets = {s.number: chips.wallet(partie, s.player).balance for s in partie.seats.all()}
     pot = chips.pot(partie).balance
     seq = hand.last_seq
@@ -239,9 +244,7 @@ def test_a_stale_read_of_the_ending_move_writes_nothing_and_loses_with_409(peopl
     held in it) rolls back, and the move, played again under the lock, loses like any stale
     move."""
     partie = _partie(people, _seed_with_an_announcement(4), monkeypatch)
-    hand = partie.hands.get()
-    users = {s.number: s.player for s in partie.seats.all()}
-    seat, clock = _fire_until_the_announcement(hand)
+    hand, users, seat, clock = _at_the_announcement(partie)
     seq = hand.last_seq
     kept, seats = store.read_hand(hand.pk)
     loaded = store.from_snapshot(kept)
@@ -268,9 +271,7 @@ def test_a_stale_read_of_the_ending_move_writes_nothing_and_loses_with_409(peopl
 def test_a_ledger_refusal_on_the_guarded_path_rolls_it_back_and_plays_it_locked(people,
                                                                                monkeypatch):
     partie = _partie_that_goes_on(people, monkeypatch)
-    hand = partie.hands.get()
-    users = {s.number: s.player for s in partie.seats.all()}
-    seat, clock = _fire_until_the_announcement(hand)
+    hand, users, seat, clock = _at_the_announcement(partie)
     real, calls = chips._post, []
 
     def refuse_first(accounts: Any, groups: Any) -> None:
@@ -304,9 +305,7 @@ def test_the_last_hand_of_a_partie_ends_it_with_its_payments_in_the_pot_shared(p
     shared (RULES.md §1), so the pot is shared with them and left empty."""
     partie = _partie(people, _seed_with_an_announcement(4), monkeypatch)
     Partie.objects.filter(pk=partie.pk).update(pause_between_hands=timedelta(0))
-    hand = partie.hands.get()
-    users = {s.number: s.player for s in partie.seats.all()}
-    seat, clock = _fire_until_the_announcement(hand)
+    hand, users, seat, clock = _at_the_announcement(partie)
     guarded: list[int] = []
     real = moves._in_guarded
     monkeypatch.setattr(moves, "_in_guarded", lambda *a: guarded.append(1) or real(*a))
@@ -330,9 +329,7 @@ def test_a_failed_deal_on_the_guarded_path_ends_the_hand_without_it(people, monk
     and the move played once more, locked, without the deal (the timer deals it later); the
     deal is tried once, and logged once."""
     partie = _partie_that_goes_on(people, monkeypatch)
-    hand = partie.hands.get()
-    users = {s.number: s.player for s in partie.seats.all()}
-    seat, clock = _fire_until_the_announcement(hand)
+    hand, users, seat, clock = _at_the_announcement(partie)
     tried: list[int] = []
 
     def broken_deal(*args: Any, **kwargs: Any) -> Any:
