@@ -13,7 +13,10 @@ FORMAT = "academie.hand/1"
 
 def iso_z(at: datetime) -> str:
     """UTC, ISO-8601 with a final ``Z`` (microsecond precision)."""
-    return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    utc = at.astimezone(UTC)
+    if utc.year >= 1000:  # isoformat's text then is strftime's, written several times faster
+        return f"{utc.isoformat(timespec='microseconds')[:-6]}Z"
+    return utc.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def seal(event: Event, *, seq: int, at: str, prev: str) -> dict[str, Any]:

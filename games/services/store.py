@@ -13,16 +13,19 @@ from __future__ import annotations
 
 import functools
 import io
+import json
 import logging
 import operator
 import pickle
 import uuid
+import weakref
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, fields, is_dataclass
 from dataclasses import field as dataclass_field
 from datetime import datetime
 from typing import Any, NoReturn, TypeVar
 
+import orjson
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, IntegrityError, connections, models
@@ -540,18 +543,38 @@ def _insert_statement(model: type[models.Model], rows: Sequence[dict[str, Any]],
                       given: str = "", expression: str = "") -> _Statement:
     """``INSERT … VALUES`` of ``rows``; the column ``given`` (an attname), if any, takes the SQL
     ``expression`` in every row instead of its value."""
-    db = _db()
-    sql, fields = _insert_sql(db.vendor, model, tuple(rows[0]), len(rows), given, expression)
-    prepared = [(f.attname, _preparer(db.vendor, f)) for f in fields if f.attname != given]
+    sql, prepared = _insert_plan(_vendor(), model, tuple(rows[0]), len(rows), given,
+                                 expression)
     return model, sql, [prep(row[name]) for row in rows for name, prep in prepared]
 
 
 def _update_statement(instance: models.Model, names: Sequence[str]) -> _Statement:
-    db = _db()
-    sql, fields = _update_sql(db.vendor, type(instance), tuple(names))
-    params = [_preparer(db.vendor, f)(getattr(instance, f.attname)) for f in fields]
-    params.append(_preparer(db.vendor, instance._meta.pk)(instance.pk))
-    return type(instance), sql, params
+    model = type(instance)
+    sql, prepared, pk_name, pk_prep = _update_plan(_vendor(), model, tuple(names))
+    params = [prep(getattr(instance, name)) for name, prep in prepared]
+    params.append(pk_prep(getattr(instance, pk_name)))
+    return model, sql, params
+
+
+# A statement's text and its values' conversions, found once per model and columns: looking the
+# conversions up field by field (a field's hash is computed in Python) cost a tenth of a usual
+# move's CPU (bench/api_bench.md, eleventh round).
+
+
+@functools.lru_cache(maxsize=64)
+def _insert_plan(vendor: str, model: type[models.Model], names: tuple[str, ...], n: int,
+                 given: str, expression: str) -> tuple[str, tuple[tuple[str, Any], ...]]:
+    sql, fields = _insert_sql(vendor, model, names, n, given, expression)
+    return sql, tuple((f.attname, _preparer(vendor, f)) for f in fields if f.attname != given)
+
+
+@functools.lru_cache(maxsize=32)
+def _update_plan(vendor: str, model: type[models.Model], names: tuple[str, ...]
+                 ) -> tuple[str, tuple[tuple[str, Any], ...], str, Any]:
+    sql, fields = _update_sql(vendor, model, names)
+    pk = model._meta.pk
+    return (sql, tuple((f.attname, _preparer(vendor, f)) for f in fields), pk.attname,
+            _preparer(vendor, pk))
 
 
 #: The values that ``get_db_prep_save`` gives back as they are on PostgreSQL (psycopg adapts
@@ -600,6 +623,13 @@ def _preparer(vendor: str, field: models.Field) -> Callable[[Any], Any]:
             if value is None:
                 return None
             return wrap(value) if type(value) is int else full(value)
+    elif kind == "JSONField" and target.encoder is None:
+        from psycopg.types.json import Jsonb  # what Django's adapt_json_value wraps in
+
+        def prepare(value: Any) -> Any:
+            if value is None:
+                return None
+            return Jsonb(value, dumps=_json_bytes) if type(value) in (dict, list) else full(value)
     elif kind == "JSONField":
         adapt, encoder = db.ops.adapt_json_value, target.encoder
 
@@ -610,6 +640,27 @@ def _preparer(vendor: str, field: models.Field) -> Callable[[Any], Any]:
     else:
         return full
     return prepare
+
+
+_ORJSON_EXACT = (orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
+                 | orjson.OPT_PASSTHROUGH_SUBCLASS)
+
+
+def _not_plain(value: Any) -> NoReturn:
+    raise TypeError(type(value).__name__)
+
+
+def _json_bytes(value: Any) -> bytes | str:
+    """A JSON column's value as Django writes it (``json.dumps``, no encoder) when the value
+    holds only plain JSON types, written by orjson (several times faster; a jsonb value keeps
+    no spacing, so the stored value is the same); anything else (a datetime, a str subclass, an
+    integer past 64 bits…) goes to ``json.dumps`` itself, which writes or refuses it as Django
+    would. The one exception: orjson writes a ``uuid.UUID`` as its text where ``json.dumps``
+    refuses it; no command writes one."""
+    try:
+        return orjson.dumps(value, default=_not_plain, option=_ORJSON_EXACT)
+    except TypeError:  # orjson.JSONEncodeError is one
+        return json.dumps(value)
 
 
 def _execute(statements: Sequence[_Statement]) -> None:
@@ -797,8 +848,34 @@ def _cursor(db: Any) -> Any:
         return db.cursor()
     db.ensure_connection()
     db.validate_thread_sharing()
-    raw = _numbered_cursor()(db.connection)
-    return _PreparedDebugCursor(raw, db) if db.queries_logged else db.make_cursor(raw)
+    raw = _kept_cursor(db.connection)
+    return _PreparedDebugCursor(raw, db) if db.queries_logged else _KeptCursorWrapper(raw, db)
+
+
+#: The cursor each psycopg connection keeps for these statements (``_kept_cursor``).
+_KEPT_CURSORS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+
+def _kept_cursor(raw_connection: Any) -> Any:
+    """The connection's own ``_numbered_cursor``, made once and used by every statement here.
+
+    A psycopg cursor's transformer caches the loader of each column type it has read and the
+    dumper of each value type it has sent; a new cursor per statement made them anew at every
+    result: profiled, the loaders' set-up (``set_pgresult``) was a fifth of the CPU of a move
+    that ends a hand, whose statements read back a partie's row and the accounts' arrays
+    (bench/api_bench.md, eleventh round). A connection is used by one thread at a time
+    (Django's), and a closed connection is replaced by a new object, which gets its own."""
+    cursor = _KEPT_CURSORS.get(raw_connection)
+    if cursor is None or cursor.closed:
+        cursor = _KEPT_CURSORS[raw_connection] = _numbered_cursor()(raw_connection)
+    return cursor
+
+
+class _KeptCursorWrapper(CursorWrapper):
+    """Django's wrapper (errors converted), without closing the kept cursor on exit."""
+
+    def __exit__(self, type: Any, value: Any, traceback: Any) -> None:
+        return None
 
 
 @functools.cache
@@ -833,7 +910,11 @@ def _numbered(sql: str) -> str:
 
 class _PreparedDebugCursor(CursorDebugWrapper):
     """Logs a statement as written (with its ``%s``): Django's log reads the text psycopg
-    last sent, which a prepared statement's execution no longer carries (it logged None)."""
+    last sent, which a prepared statement's execution no longer carries (it logged None).
+    The cursor is the connection's kept one (``_kept_cursor``): not closed on exit."""
+
+    def __exit__(self, type: Any, value: Any, traceback: Any) -> None:
+        return None
 
     def execute(self, sql: str, params: Any = None) -> Any:
         with self.debug_sql(sql, params):
@@ -843,7 +924,14 @@ class _PreparedDebugCursor(CursorDebugWrapper):
 def writes_in_one_statement() -> bool:
     """Whether ``save`` writes a command's rows as one statement (PostgreSQL), which the move
     played without a transaction relies on (moves._in_one_statement)."""
-    return _db().vendor == "postgresql"
+    return _vendor() == "postgresql"
+
+
+@functools.cache
+def _vendor() -> str:
+    """The default database's dialect: its engine's, fixed for the life of the process (a
+    lookup of the thread's connection costs microseconds, and the move path asks often)."""
+    return connections[DEFAULT_DB_ALIAS].vendor
 
 
 def _db() -> Any:

@@ -709,3 +709,21 @@ def test_on_postgresql_the_one_statement_batch_answers_as_the_python_path(
     # And the function itself wrote the written ones (its refusals fell back to Python).
     written = sum(1 for o in outcomes_per_trial if o == "written")
     assert written > 50 and answered.count(True) == written
+
+
+def test_an_entry_just_written_is_built_as_from_db_builds_it() -> None:
+    # writer.written_entry skips Model.__init__: the same fields, state and behaviour.
+    from ledger.services import writer
+
+    at = timezone.now()
+    values = (7, "key-7", "club", at, "a memo", "a source", 3, None)
+    fast = writer.written_entry(values)
+    slow = JournalEntry.from_db("default", writer._ENTRY_FIELDS, values)
+    assert type(fast) is JournalEntry
+    wanted = {f.attname: getattr(slow, f.attname) for f in JournalEntry._meta.concrete_fields}
+    got = {f.attname: getattr(fast, f.attname) for f in JournalEntry._meta.concrete_fields}
+    assert got == wanted
+    assert (fast._state.adding, fast._state.db) == (slow._state.adding, slow._state.db) == (
+        False, "default")
+    assert fast.pk == slow.pk == 7 and fast == slow and hash(fast) == hash(slow)
+    assert fast.reverses is None  # a relation left as the row has it
