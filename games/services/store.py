@@ -623,6 +623,13 @@ def _preparer(vendor: str, field: models.Field) -> Callable[[Any], Any]:
             if value is None:
                 return None
             return wrap(value) if type(value) is int else full(value)
+    elif kind == "BinaryField":  # the snapshot, written by every command
+        binary = db.Database.Binary
+
+        def prepare(value: Any) -> Any:
+            if value is None:
+                return None
+            return binary(value) if type(value) is bytes else full(value)
     elif kind == "JSONField" and target.encoder is None:
         from psycopg.types.json import Jsonb  # what Django's adapt_json_value wraps in
 
@@ -709,44 +716,26 @@ def _execute_guarded(hand: Hand, pending: Sequence[dict[str, Any]],
     balances read (the books stay right: the ledger locks and reads the accounts again when it
     posts), as a buy-in committed just after the read would not be."""
     db = _db()
-    qn = db.ops.quote_name
-    pk = qn(Hand._meta.pk.column)
-    _, update, params = _update_statement(hand, fields)
-    update += (f" AND {qn('last_seq')} = %s AND {qn('status')} = %s RETURNING {pk}")
+    names = sorted(partie_fields)
+    reads = ("ids" if accounts else "of" if accounts_of is not None else "") if names else ""
+    sql = _guarded_sql(db.vendor, tuple(fields), tuple(pending[0]), len(pending),
+                       tuple(command) if command is not None else None, tuple(names), reads)
+    params = _update_statement(hand, fields)[2]
     params += [read_seq, Hand.Status.PLAYING.value]
-    parts = [f"u AS ({update})"]
-    _, events_sql, events_params = _insert_statement(
-        HandEvent, pending, given="hand_id", expression=f"(SELECT {pk} FROM u)")
-    parts.append(f"w0 AS ({events_sql})")
-    params += events_params
+    params += _insert_statement(HandEvent, pending, given="hand_id",
+                                expression=_GUARDED_HAND_ID)[2]
     if command is not None:
-        _, command_sql, command_params = _insert_statement(Command, [command])
-        parts.append(f"w1 AS ({command_sql})")
-        params += command_params
-    select = f"SELECT u.{pk} FROM u"
-    if partie_fields:
-        _, partie_sql, partie_params = _update_statement(hand.partie, sorted(partie_fields))
-        columns = ", ".join(qn(f.column) for f in Partie._meta.concrete_fields)
-        parts.append(f"p AS ({partie_sql} AND EXISTS (SELECT 1 FROM u) RETURNING {columns})")
-        params += partie_params
-        columns_read, joined = f"u.{pk}, {_columns(db.vendor, Partie, 'p')}", "u CROSS JOIN p"
-        if accounts:
-            parts.append(f"a AS (SELECT array_agg(a.id) AS ids, array_agg(a.balance) AS held, "
-                         f"array_agg(a.last_posted_at) AS posted "
-                         f"FROM {qn(Account._meta.db_table)} a WHERE a.id = ANY (%s::bigint[]))")
+        params += _insert_statement(Command, [command])[2]
+    if names:
+        params += _update_statement(hand.partie, names)[2]
+        if reads == "ids":
             params.append([account.pk for account in accounts])
-            columns_read += ", a.ids, a.held, a.posted"
-            joined += " CROSS JOIN a"
-        elif accounts_of is not None:  # the accounts whole, each column as an array
-            account_select, account_columns = _accounts_as_arrays("%s", "%s", "%s")
-            parts.append(f"a AS ({account_select})")
+        elif reads == "of":
+            assert accounts_of is not None
             params += [accounts_of.club_key, list(accounts_of.owners), accounts_of.pot_ref]
-            columns_read += ", " + account_columns
-            joined += " CROSS JOIN a"
-        select = f"SELECT {columns_read} FROM {joined}"
     with _cursor(db) as cursor:
         try:
-            cursor.execute(f"WITH {', '.join(parts)} {select}", params)
+            cursor.execute(sql, params)
         except IntegrityError as exc:
             _refuse(exc, HandEvent)
         row = cursor.fetchone()
@@ -768,6 +757,50 @@ def _execute_guarded(hand: Hand, pending: Sequence[dict[str, Any]],
             by_id[account_id].balance = balance
             by_id[account_id].last_posted_at = last_posted_at
     return True
+
+
+#: The events' hand in ``_execute_guarded``'s statement: the hand its update returned.
+_GUARDED_HAND_ID = '(SELECT "id" FROM u)'
+
+
+@functools.lru_cache(maxsize=128)
+def _guarded_sql(vendor: str, fields: tuple[str, ...], event_names: tuple[str, ...],
+                 events: int, command_names: tuple[str, ...] | None,
+                 partie_fields: tuple[str, ...], reads: str) -> str:
+    """``_execute_guarded``'s text for one shape of command (the hand's fields written, the
+    events' columns and count, the command's columns, the partie's fields, which accounts
+    are read: ``ids``, ``of`` or none), built once: its parameters come in the order
+    ``_execute_guarded`` gives them."""
+    qn = _db().ops.quote_name
+    pk = qn(Hand._meta.pk.column)
+    assert f"(SELECT {pk} FROM u)" == _GUARDED_HAND_ID
+    update, _ = _update_plan(vendor, Hand, fields)[:2]
+    update += f" AND {qn('last_seq')} = %s AND {qn('status')} = %s RETURNING {pk}"
+    parts = [f"u AS ({update})"]
+    events_sql = _insert_plan(vendor, HandEvent, event_names, events, "hand_id",
+                              _GUARDED_HAND_ID)[0]
+    parts.append(f"w0 AS ({events_sql})")
+    if command_names is not None:
+        parts.append(f"w1 AS ({_insert_plan(vendor, Command, command_names, 1, '', '')[0]})")
+    select = f"SELECT u.{pk} FROM u"
+    if partie_fields:
+        partie_sql = _update_plan(vendor, Partie, partie_fields)[0]
+        columns = ", ".join(qn(f.column) for f in Partie._meta.concrete_fields)
+        parts.append(f"p AS ({partie_sql} AND EXISTS (SELECT 1 FROM u) RETURNING {columns})")
+        columns_read, joined = f"u.{pk}, {_columns(vendor, Partie, 'p')}", "u CROSS JOIN p"
+        if reads == "ids":
+            parts.append(f"a AS (SELECT array_agg(a.id) AS ids, array_agg(a.balance) AS held, "
+                         f"array_agg(a.last_posted_at) AS posted "
+                         f"FROM {qn(Account._meta.db_table)} a WHERE a.id = ANY (%s::bigint[]))")
+            columns_read += ", a.ids, a.held, a.posted"
+            joined += " CROSS JOIN a"
+        elif reads == "of":  # the accounts whole, each column as an array
+            account_select, account_columns = _accounts_as_arrays("%s", "%s", "%s")
+            parts.append(f"a AS ({account_select})")
+            columns_read += ", " + account_columns
+            joined += " CROSS JOIN a"
+        select = f"SELECT {columns_read} FROM {joined}"
+    return f"WITH {', '.join(parts)} {select}"
 
 
 UNIQUE_VIOLATION, NOT_NULL_VIOLATION = "23505", "23502"
