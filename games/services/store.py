@@ -18,7 +18,6 @@ import logging
 import operator
 import pickle
 import uuid
-import weakref
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, fields, is_dataclass
 from dataclasses import field as dataclass_field
@@ -881,26 +880,26 @@ def _cursor(db: Any) -> Any:
         return db.cursor()
     db.ensure_connection()
     db.validate_thread_sharing()
-    raw = _kept_cursor(db.connection)
+    raw = _kept_cursor(db)
     return _PreparedDebugCursor(raw, db) if db.queries_logged else _KeptCursorWrapper(raw, db)
 
 
-#: The cursor each psycopg connection keeps for these statements (``_kept_cursor``).
-_KEPT_CURSORS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+def _kept_cursor(db: Any) -> Any:
+    """The cursor ``db`` keeps for these statements on its current psycopg connection (a
+    ``_numbered_cursor``), made again when that connection changes or the cursor was closed.
 
-
-def _kept_cursor(raw_connection: Any) -> Any:
-    """The connection's own ``_numbered_cursor``, made once and used by every statement here.
-
-    A psycopg cursor's transformer caches the loader of each column type it has read and the
-    dumper of each value type it has sent; a new cursor per statement made them anew at every
-    result: profiled, the loaders' set-up (``set_pgresult``) was a fifth of the CPU of a move
-    that ends a hand, whose statements read back a partie's row and the accounts' arrays
-    (bench/api_bench.md, eleventh round). A connection is used by one thread at a time
-    (Django's), and a closed connection is replaced by a new object, which gets its own."""
-    cursor = _KEPT_CURSORS.get(raw_connection)
-    if cursor is None or cursor.closed:
-        cursor = _KEPT_CURSORS[raw_connection] = _numbered_cursor()(raw_connection)
+    A psycopg cursor's transformer caches the dumper of each value type it has sent and the
+    loader of each column type it has read while the same statement runs again (a usual
+    move's case); a new cursor (and Django wrapper) per statement set them up anew every time:
+    keeping it took a tenth to a fifth off a usual move's CPU (bench/api_bench.md, eleventh
+    round). Kept on
+    Django's connection object, which one thread uses at a time: a closed connection's cursor
+    is dropped with it, nothing refers to it from anywhere else."""
+    raw = db.connection
+    cursor = getattr(db, "_academie_kept_cursor", None)
+    if cursor is None or cursor.closed or cursor.connection is not raw:
+        cursor = _numbered_cursor()(raw)
+        db._academie_kept_cursor = cursor
     return cursor
 
 

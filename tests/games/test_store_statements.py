@@ -177,3 +177,50 @@ def test_nothing_listens_to_the_model_signals_an_instance_built_from_a_row_skips
     from django.db.models.signals import post_init, pre_init
 
     assert not pre_init.receivers and not post_init.receivers
+
+
+# -- the cursor each connection keeps for these statements (store._kept_cursor) ---------------
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)  # no test transaction: the connection may be closed
+def test_the_kept_cursor_serves_every_statement_until_its_connection_changes() -> None:
+    import gc
+    import threading
+    import weakref
+
+    from django.db import connections
+
+    db = connections["default"]
+    with store._cursor(db) as first:
+        first.execute("SELECT 1", [])
+    with store._cursor(db) as again:
+        again.execute("SELECT 2", [])
+        assert again.fetchone() == (2,)
+    assert again.cursor is first.cursor and not first.cursor.closed  # kept, not closed on exit
+    # Another thread has its own connection, so its own cursor.
+    other: list[Any] = []
+
+    def elsewhere() -> None:
+        theirs = connections["default"]
+        with store._cursor(theirs) as cursor:
+            cursor.execute("SELECT 3", [])
+            other.append(cursor.cursor)
+        theirs.close()
+
+    thread = threading.Thread(target=elsewhere)
+    thread.start()
+    thread.join()
+    assert other and other[0] is not first.cursor
+    # A connection that Django closes and opens again gets a new cursor, and the old
+    # connection is not kept alive by the old cursor.
+    assert not db.in_atomic_block
+    old_connection = weakref.ref(db.connection)
+    db.close()
+    with store._cursor(db) as renewed:
+        renewed.execute("SELECT 4", [])
+        assert renewed.fetchone() == (4,)
+    assert renewed.cursor is not first.cursor and renewed.cursor.connection is db.connection
+    del first, again
+    gc.collect()
+    assert old_connection() is None
