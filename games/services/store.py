@@ -27,6 +27,7 @@ from typing import Any, NoReturn, TypeVar
 import orjson
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ImproperlyConfigured
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, IntegrityError, connections, models
 from django.db.backends.utils import CursorDebugWrapper, CursorWrapper
 from django.db.models.base import ModelState
@@ -660,9 +661,13 @@ def _json_bytes(value: Any) -> bytes | str:
     """A JSON column's value as Django writes it (``json.dumps``, no encoder) when the value
     holds only plain JSON types, written by orjson (several times faster; a jsonb value keeps
     no spacing, so the stored value is the same); anything else (a datetime, a str subclass, an
-    integer past 64 bits…) goes to ``json.dumps`` itself, which writes or refuses it as Django
-    would. The one exception: orjson writes a ``uuid.UUID`` as its text where ``json.dumps``
-    refuses it; no command writes one."""
+    integer past 64 bits, a key that is not a string…) goes to ``json.dumps`` itself, which
+    writes or refuses it as Django would. Three kinds of value orjson writes where Django
+    would not: a ``uuid.UUID`` and a plain ``enum.Enum`` member (their values; ``json.dumps``
+    refuses both) and a float NaN or infinity (``null``; PostgreSQL refuses Django's ``NaN``).
+    No command writes any of them: a command's JSON is its events' data and its request and
+    answer, made of strings, integers, booleans, lists and dicts (the engine's moves, and
+    DRF's parser refuses NaN); tests/games/test_store_statements.py pins all of this."""
     try:
         return orjson.dumps(value, default=_not_plain, option=_ORJSON_EXACT)
     except TypeError:  # orjson.JSONEncodeError is one
@@ -772,7 +777,8 @@ def _guarded_sql(vendor: str, fields: tuple[str, ...], event_names: tuple[str, .
     ``_execute_guarded`` gives them."""
     qn = _db().ops.quote_name
     pk = qn(Hand._meta.pk.column)
-    assert f"(SELECT {pk} FROM u)" == _GUARDED_HAND_ID
+    if f"(SELECT {pk} FROM u)" != _GUARDED_HAND_ID:  # the events' hand, written out above
+        raise ImproperlyConfigured(f"the hand's key column is {pk}, not the one written out")
     update, _ = _update_plan(vendor, Hand, fields)[:2]
     update += f" AND {qn('last_seq')} = %s AND {qn('status')} = %s RETURNING {pk}"
     parts = [f"u AS ({update})"]
@@ -880,8 +886,13 @@ def _cursor(db: Any) -> Any:
         return db.cursor()
     db.ensure_connection()
     db.validate_thread_sharing()
+    if getattr(db, "_academie_kept_busy", False):
+        # The kept cursor is in use by a statement whose results are still to be read (a
+        # nested use): a cursor of its own, closed on exit, so that neither clobbers the other.
+        raw = _numbered_cursor()(db.connection)
+        return _PreparedDebugCursor(raw, db) if db.queries_logged else db.make_cursor(raw)
     raw = _kept_cursor(db)
-    return _PreparedDebugCursor(raw, db) if db.queries_logged else _KeptCursorWrapper(raw, db)
+    return _KeptDebugCursor(raw, db) if db.queries_logged else _KeptCursorWrapper(raw, db)
 
 
 def _kept_cursor(db: Any) -> Any:
@@ -892,9 +903,9 @@ def _kept_cursor(db: Any) -> Any:
     loader of each column type it has read while the same statement runs again (a usual
     move's case); a new cursor (and Django wrapper) per statement set them up anew every time:
     keeping it took a tenth to a fifth off a usual move's CPU (bench/api_bench.md, eleventh
-    round). Kept on
-    Django's connection object, which one thread uses at a time: a closed connection's cursor
-    is dropped with it, nothing refers to it from anywhere else."""
+    round). Kept on Django's connection object, which one thread uses at a time: a closed
+    connection's cursor is dropped with it, nothing refers to it from anywhere else. While a
+    ``with`` block holds it, ``_cursor`` gives any nested use a cursor of its own."""
     raw = db.connection
     cursor = getattr(db, "_academie_kept_cursor", None)
     if cursor is None or cursor.closed or cursor.connection is not raw:
@@ -903,11 +914,22 @@ def _kept_cursor(db: Any) -> Any:
     return cursor
 
 
-class _KeptCursorWrapper(CursorWrapper):
-    """Django's wrapper (errors converted), without closing the kept cursor on exit."""
+class _Kept:
+    """A wrapper of the kept cursor: marks it in use for its ``with`` block, and leaves it open
+    on exit."""
+
+    db: Any
+
+    def __enter__(self) -> Any:
+        self.db._academie_kept_busy = True
+        return self
 
     def __exit__(self, type: Any, value: Any, traceback: Any) -> None:
-        return None
+        self.db._academie_kept_busy = False
+
+
+class _KeptCursorWrapper(_Kept, CursorWrapper):
+    """Django's wrapper (errors converted) of the kept cursor."""
 
 
 @functools.cache
@@ -942,15 +964,15 @@ def _numbered(sql: str) -> str:
 
 class _PreparedDebugCursor(CursorDebugWrapper):
     """Logs a statement as written (with its ``%s``): Django's log reads the text psycopg
-    last sent, which a prepared statement's execution no longer carries (it logged None).
-    The cursor is the connection's kept one (``_kept_cursor``): not closed on exit."""
-
-    def __exit__(self, type: Any, value: Any, traceback: Any) -> None:
-        return None
+    last sent, which a prepared statement's execution no longer carries (it logged None)."""
 
     def execute(self, sql: str, params: Any = None) -> Any:
         with self.debug_sql(sql, params):
             return CursorWrapper.execute(self, sql, params)
+
+
+class _KeptDebugCursor(_Kept, _PreparedDebugCursor):
+    """``_PreparedDebugCursor`` of the kept cursor."""
 
 
 def writes_in_one_statement() -> bool:
