@@ -27,7 +27,6 @@ from typing import Any, NoReturn, TypeVar
 import orjson
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.core.exceptions import ImproperlyConfigured
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, IntegrityError, connections, models
 from django.db.backends.utils import CursorDebugWrapper, CursorWrapper
 from django.db.models.base import ModelState
@@ -564,17 +563,25 @@ def _update_statement(instance: models.Model, names: Sequence[str]) -> _Statemen
 @functools.lru_cache(maxsize=64)
 def _insert_plan(vendor: str, model: type[models.Model], names: tuple[str, ...], n: int,
                  given: str, expression: str) -> tuple[str, tuple[tuple[str, Any], ...]]:
-    sql, fields = _insert_sql(vendor, model, names, n, given, expression)
+    meta = model._meta
+    fields = [meta.get_field(name) for name in names]
+    qn = _db().ops.quote_name
+    one = "(" + ", ".join(expression if f.attname == given else "%s" for f in fields) + ")"
+    sql = (f"INSERT INTO {qn(meta.db_table)} ({', '.join(qn(f.column) for f in fields)}) "
+           f"VALUES {', '.join([one] * n)}")
     return sql, tuple((f.attname, _preparer(vendor, f)) for f in fields if f.attname != given)
 
 
 @functools.lru_cache(maxsize=32)
 def _update_plan(vendor: str, model: type[models.Model], names: tuple[str, ...]
                  ) -> tuple[str, tuple[tuple[str, Any], ...], str, Any]:
-    sql, fields = _update_sql(vendor, model, names)
-    pk = model._meta.pk
-    return (sql, tuple((f.attname, _preparer(vendor, f)) for f in fields), pk.attname,
-            _preparer(vendor, pk))
+    meta = model._meta
+    fields = [meta.get_field(name) for name in names]
+    qn = _db().ops.quote_name
+    sql = (f"UPDATE {qn(meta.db_table)} SET {', '.join(f'{qn(f.column)} = %s' for f in fields)}"
+           f" WHERE {qn(meta.pk.column)} = %s")
+    return (sql, tuple((f.attname, _preparer(vendor, f)) for f in fields), meta.pk.attname,
+            _preparer(vendor, meta.pk))
 
 
 #: The values that ``get_db_prep_save`` gives back as they are on PostgreSQL (psycopg adapts
@@ -727,7 +734,7 @@ def _execute_guarded(hand: Hand, pending: Sequence[dict[str, Any]],
     params = _update_statement(hand, fields)[2]
     params += [read_seq, Hand.Status.PLAYING.value]
     params += _insert_statement(HandEvent, pending, given="hand_id",
-                                expression=_GUARDED_HAND_ID)[2]
+                                expression=_hand_of_u())[2]
     if command is not None:
         params += _insert_statement(Command, [command])[2]
     if names:
@@ -763,8 +770,10 @@ def _execute_guarded(hand: Hand, pending: Sequence[dict[str, Any]],
     return True
 
 
-#: The events' hand in ``_execute_guarded``'s statement: the hand its update returned.
-_GUARDED_HAND_ID = '(SELECT "id" FROM u)'
+@functools.cache
+def _hand_of_u() -> str:
+    """The events' hand in ``_execute_guarded``'s statement: the hand its update returned."""
+    return f"(SELECT {_db().ops.quote_name(Hand._meta.pk.column)} FROM u)"
 
 
 @functools.lru_cache(maxsize=128)
@@ -777,13 +786,10 @@ def _guarded_sql(vendor: str, fields: tuple[str, ...], event_names: tuple[str, .
     ``_execute_guarded`` gives them."""
     qn = _db().ops.quote_name
     pk = qn(Hand._meta.pk.column)
-    if f"(SELECT {pk} FROM u)" != _GUARDED_HAND_ID:  # the events' hand, written out above
-        raise ImproperlyConfigured(f"the hand's key column is {pk}, not the one written out")
-    update, _ = _update_plan(vendor, Hand, fields)[:2]
+    update = _update_plan(vendor, Hand, fields)[0]
     update += f" AND {qn('last_seq')} = %s AND {qn('status')} = %s RETURNING {pk}"
     parts = [f"u AS ({update})"]
-    events_sql = _insert_plan(vendor, HandEvent, event_names, events, "hand_id",
-                              _GUARDED_HAND_ID)[0]
+    events_sql = _insert_plan(vendor, HandEvent, event_names, events, "hand_id", _hand_of_u())[0]
     parts.append(f"w0 AS ({events_sql})")
     if command_names is not None:
         parts.append(f"w1 AS ({_insert_plan(vendor, Command, command_names, 1, '', '')[0]})")
@@ -1010,23 +1016,3 @@ def _converters(vendor: str, field: models.Field) -> tuple[Any, list[Any]]:
     col = field.get_col(field.model._meta.db_table)
     return col, db.ops.get_db_converters(col) + field.get_db_converters(db)
 
-
-@functools.lru_cache(maxsize=64)
-def _insert_sql(vendor: str, model: type[models.Model], names: tuple[str, ...], n: int,
-                given: str = "", expression: str = "") -> tuple[str, list[Any]]:
-    meta = model._meta
-    fields = [meta.get_field(name) for name in names]
-    qn = _db().ops.quote_name
-    one = "(" + ", ".join(expression if f.attname == given else "%s" for f in fields) + ")"
-    return (f"INSERT INTO {qn(meta.db_table)} ({', '.join(qn(f.column) for f in fields)}) "
-            f"VALUES {', '.join([one] * n)}"), fields
-
-
-@functools.lru_cache(maxsize=16)
-def _update_sql(vendor: str, model: type[models.Model],
-                names: tuple[str, ...]) -> tuple[str, list[Any]]:
-    meta = model._meta
-    fields = [meta.get_field(name) for name in names]
-    qn = _db().ops.quote_name
-    return (f"UPDATE {qn(meta.db_table)} SET {', '.join(f'{qn(f.column)} = %s' for f in fields)}"
-            f" WHERE {qn(meta.pk.column)} = %s"), fields
