@@ -29,12 +29,6 @@ KIND_BOT = "bot"
 MAX_STEPS = 10_000
 
 
-class NeedsTransaction(Exception):  # noqa: N818 - a signal, not an error
-    """A command played as one statement (``Table.one_statement``) turned out to write more
-    than its hand's events and row: chips to post, or the hand's end (the partie, the next
-    deal). Nothing was written; the caller plays the command again in a transaction."""
-
-
 @dataclass
 class Table:
     """What a command needs to know of a partie while it plays a hand: read once per command
@@ -46,11 +40,15 @@ class Table:
     bots: dict[int, str] = field(init=False)
     #: The command's events, written with the hand row at its end (store.save).
     events: list[dict[str, Any]] = field(default_factory=list)
-    #: The command writes only its events, its hand row and its Command row, in one statement
-    #: outside any transaction (moves.move_play): anything more raises NeedsTransaction, and
-    #: what would run on commit waits in ``after`` until that statement has run.
+    #: The command is played to be written in one statement outside any transaction
+    #: (moves._in_one_statement): it holds its payments (``accounts.hold``), what would run on
+    #: commit waits in ``after`` until it is written, and anything more than its hand's events
+    #: and row (chips to post, the hand's end) sets ``needs_transaction``: the caller then
+    #: writes the command as played in a transaction (moves._in_guarded), without playing it
+    #: again.
     one_statement: bool = False
     after: list[Callable[[], None]] = field(default_factory=list)
+    needs_transaction: bool = False
     #: The command that ended the hand also dealt the next one (moves._deal_at_once): the
     #: next-hand timer queued by the hand's end has nothing left to do and is not queued.
     next_hand_dealt: bool = False
@@ -76,6 +74,8 @@ class Table:
     def __post_init__(self) -> None:
         self.accounts = chips.Accounts(self.partie, self.seats)
         self.bots = {s.number: s.bot for s in self.seats if s.bot}
+        if self.one_statement:
+            self.accounts.hold()
 
     def seat_of(self, user_id: Any) -> int | None:
         return next((s.number for s in self.seats if s.player_id == user_id), None)
@@ -97,15 +97,14 @@ def apply_move(
     actor: Any = None, command_id: Any = None, now: datetime,
 ) -> store.Loaded:
     """Decide, append, post the chips. The caller holds the transaction and the hand's lock,
-    or plays in one statement (``table.one_statement``): then chips to post stop it."""
+    or plays in one statement (``table.one_statement``): then the chips are held, and mark the
+    command as one that needs a transaction."""
     produced = loaded.game.decide(loaded.state, seat, move, by)
     sealed = store.append(hand, produced, prev_hash=loaded.last_hash, actor=actor,
                           command_id=command_id, at=now, pending=table.events)
-    if table.one_statement:
-        if chips.payments(sealed):
-            raise NeedsTransaction("chips to post")
-    else:
-        chips.post_payments(accounts=table.accounts, hand=hand, sealed=sealed)
+    if table.one_statement and chips.payments(sealed):
+        table.needs_transaction = True
+    chips.post_payments(accounts=table.accounts, hand=hand, sealed=sealed)
     state = loaded.state
     for event in produced:
         state = loaded.game.apply(state, event)
@@ -211,8 +210,8 @@ def _set_deadline(table: Table, hand: Hand, at: datetime, kind: str, *, now: dat
 
 
 def _finish(table: Table, hand: Hand, loaded: store.Loaded, *, now: datetime) -> None:
-    if table.one_statement:
-        raise NeedsTransaction("the hand ends")
+    if table.one_statement:  # the partie's row, and the next deal, are written with the hand
+        table.needs_transaction = True
     hand.status = Hand.Status.OVER
     hand.ended_at = now
     hand.deadline = None

@@ -26,7 +26,7 @@ from games.models import Command, Hand, Partie, Seat
 from ledger.exceptions import LedgerError
 
 from . import chips, recent, store
-from .advance import NeedsTransaction, Table, advance, apply_move, fire
+from .advance import Table, advance, apply_move, fire
 from .parties import deal_after
 
 logger = logging.getLogger(__name__)
@@ -209,16 +209,15 @@ def _in_one_statement(hand_id: uuid.UUID, user: AbstractBaseUser, move: Move, se
     if seat is None:
         return None
     first_new = hand.last_seq + 1
-    before = loaded
     try:
         loaded = apply_move(table, hand, loaded, seat, move, BY_PLAYER, actor=user,
                             command_id=command_id, now=at)
         loaded = advance(table, hand, loaded, now=at)
     except RuleError:
         return None
-    except NeedsTransaction:
-        hand.last_seq = first_new - 1  # as read: nothing was written
-        return _in_guarded(hand, seats, before, seat, user, move, command_id, at, request)
+    if table.needs_transaction:  # chips to post, or the hand's end: written in a transaction
+        return _in_guarded(hand, seats, table, loaded, seat, user, command_id, at, request,
+                           first_new)
     response, command = _answer(hand, first_new, user, command_id, request)
     try:
         store.save(hand, loaded, pending=table.events, command=command,
@@ -231,18 +230,19 @@ def _in_one_statement(hand_id: uuid.UUID, user: AbstractBaseUser, move: Move, se
     return MovePlayed(response=response, hand=hand, loaded=loaded, seat=seat)
 
 
-def _in_guarded(hand: Hand, seats: list[Seat], loaded: store.Loaded, seat: int,
-                user: AbstractBaseUser, move: Move, command_id: uuid.UUID, at: datetime,
-                request: dict[str, Any]) -> MovePlayed | None:
-    """A move that ``_in_one_statement`` found to post chips or end its hand, played in a
-    transaction on the hand as that path read it (or kept it), without the locking read that
-    ``_in_transaction`` opens with: its first statement is the hand's guarded write
+def _in_guarded(hand: Hand, seats: list[Seat], table: Table, loaded: store.Loaded, seat: int,
+                user: AbstractBaseUser, command_id: uuid.UUID, at: datetime,
+                request: dict[str, Any], first_new: int) -> MovePlayed | None:
+    """A move that ``_in_one_statement`` played and found to post chips or end its hand,
+    written in a transaction on the hand as that path read it (or kept it), without the
+    locking read that ``_in_transaction`` opens with, and without playing the move again: the
+    ``table`` holds what it played (its events, its payments held, its callbacks for the
+    commit in ``after``). The transaction's first statement is the hand's guarded write
     (store.save), which takes the hand's row lock and refuses the whole command if the hand
-    moved on since it was read. Its payments are held meanwhile (``chips.Accounts.hold``) and
-    posted after that write: with the next hand's antes when the command deals it, in one
-    batch, else on their own. A move that ends a hand and deals the next makes two round trips
-    fewer, five in all: no locking read, one ledger batch instead of two (bench/api_bench.md,
-    tenth round).
+    moved on since it was read. The payments held are posted after that write: with the next
+    hand's antes when the command deals it, in one batch, else on their own. A move that ends
+    a hand and deals the next makes two round trips fewer, five in all: no locking read, one
+    ledger batch instead of two (bench/api_bench.md, tenth round).
 
     ``None`` if the hand had moved on, the command id was used before, a payment was refused,
     the database gave up on the transaction (a deadlock, a lock or statement time-out), or the
@@ -250,17 +250,15 @@ def _in_guarded(hand: Hand, seats: list[Seat], loaded: store.Loaded, seat: int,
     plays the move as always (``_in_transaction``), which gives the answer it gave before this
     path existed. A failed deal of the next hand raises _DealFailed, rolled back too: the
     caller plays the move again, locked, without the deal."""
-    first_new = hand.last_seq + 1
     committed: list[bool] = []
     try:
         with transaction.atomic():
             # The first callback on commit: whether the commit happened, if a later one fails.
             transaction.on_commit(lambda: committed.append(True))
-            table = Table(partie=hand.partie, seats=seats)
-            table.accounts.hold()
-            loaded = apply_move(table, hand, loaded, seat, move, BY_PLAYER, actor=user,
-                                command_id=command_id, now=at)
-            loaded = advance(table, hand, loaded, now=at)
+            table.one_statement = False  # from here on, callbacks wait for this commit
+            for callback in table.after:
+                transaction.on_commit(callback)
+            table.after.clear()
             response, command = _answer(hand, first_new, user, command_id, request)
             _write(table, hand, loaded, at, command, deal=True)  # the guarded write first
             if hand.status == Hand.Status.PLAYING:  # its next move need not read it
