@@ -79,9 +79,11 @@ class Accounts:
     def hold(self) -> None:
         """Hold the payments of the next ``post_payments`` calls, to post them with the next
         batch that is posted (``post_payments`` once ``holding`` is off, or ``flush``): a
-        command that writes its hand first and its chips after it (moves._in_guarded), and
-        whose hand's end is followed by a deal, posts the hand's payments and the next hand's
-        antes in one batch. ``balance`` counts what is held."""
+        command played to be written in one statement holds from the start
+        (``advance.Table.one_statement``); if it has chips to post, it writes its hand first
+        and its chips after it (moves._in_guarded), and a hand's end followed by a deal posts
+        the hand's payments and the next hand's antes in one batch. ``balance`` counts what
+        is held."""
         self.holding = True
 
     def _keep(self, hand: Hand, pays: list[dict[str, Any]]) -> None:

@@ -91,7 +91,8 @@ def _in_transaction(hand_id: uuid.UUID, user: AbstractBaseUser, move: Move, seq:
                     command_id: uuid.UUID, at: datetime, request: dict[str, Any], *,
                     deal: bool) -> MovePlayed:
     """The move in a transaction, the hand locked: any move ``_in_one_statement`` leaves (a
-    retry, a refusal, chips to post, the hand's end). ``deal``: a hand it ends is followed by
+    retry, a refusal, no usable snapshot, elsewhere than PostgreSQL or inside a caller's
+    transaction, a refusal in ``_in_guarded``). ``deal``: a hand it ends is followed by
     the next in the same transaction (``_deal_at_once``); a failed deal raises _DealFailed."""
     with transaction.atomic():
         hand, table = _locked_table(hand_id)

@@ -1,6 +1,7 @@
 """The usual move outside a transaction: the hand read without a lock, then one statement that
-writes the events, the hand row and the Command row (moves._in_one_statement). Everything
-else (chips, the hand's end, retries, refusals) is played again in a transaction.
+writes the events, the hand row and the Command row (moves._in_one_statement). A move with
+chips or that ends its hand is written as played in a transaction (moves._in_guarded);
+retries and refusals are played again in a transaction, the hand locked.
 
 These tests commit (``transaction=True``) and run on PostgreSQL only: inside the test's own
 transaction, or on SQLite, every move takes the transaction path (tests/games/test_services.py).
@@ -184,6 +185,61 @@ def test_the_move_that_ends_the_hand_is_played_in_a_transaction_with_its_chips(p
     pays = HandEvent.objects.filter(hand=hand, type="pay", payload__amount__gt=0)
     assert pays.exists()
     assert chips.reconcile_hand(hand=hand) == []  # every payment in the ledger, once
+
+
+def _spy_on_commit_callbacks(monkeypatch: pytest.MonkeyPatch, hand: Hand
+                             ) -> tuple[list[Any], list[Any]]:
+    """Count the player's moves decided (``moves.apply_move``) and record the next-hand timers
+    queued, each with the hand's status as committed when its callback ran."""
+    decided: list[Any] = []
+    queued: list[Any] = []
+    real = moves.apply_move
+
+    def apply_move(*args: Any, **kwargs: Any) -> Any:
+        decided.append(args[4])  # the move
+        return real(*args, **kwargs)
+
+    def schedule_next_hand(*, partie_id: Any, at: datetime) -> None:
+        queued.append((partie_id, Hand.objects.get(pk=hand.pk).status))
+
+    monkeypatch.setattr(moves, "apply_move", apply_move)
+    monkeypatch.setattr("games.tasks.schedule_next_hand", schedule_next_hand)
+    return decided, queued
+
+
+def test_the_ending_move_is_decided_once_and_queues_the_next_hand_after_its_commit(
+        people, monkeypatch):
+    """With a pause between hands: the attempt plays the move once, the transaction writes
+    it without playing it again, and the timer that deals the next hand is queued by the
+    attempt's callback, once, after the commit that ended the hand."""
+    seed = _seed_with_an_announcement(4)
+    monkeypatch.setattr("games.services.parties.new_seed", lambda: seed)
+    partie = partie_start(game="commere", players=people, options={"rounds": 3}, buy_in=50,
+                          table_label="paused table", at=T0, move_timeout=timedelta(minutes=5),
+                          pause_between_hands=timedelta(seconds=30))
+    hand, users, seat, clock = _at_the_announcement(partie)
+    decided, queued = _spy_on_commit_callbacks(monkeypatch, hand)
+
+    played = move_play(hand_id=hand.id, user=users[seat], move=Move("announce"),
+                       seq=hand.last_seq, command_id=uuid.uuid4(), at=clock)
+
+    assert decided == [Move("announce")]
+    assert queued == [(partie.pk, Hand.Status.OVER)]
+    assert played.response["next_hand"] is None
+    hand.refresh_from_db()
+    assert hand.status == Hand.Status.OVER and chips.reconcile_hand(hand=hand) == []
+
+
+def test_an_ending_move_that_deals_the_next_hand_queues_no_timer_for_it(people, monkeypatch):
+    partie = _partie_that_goes_on(people, monkeypatch)
+    hand, users, seat, clock = _at_the_announcement(partie)
+    decided, queued = _spy_on_commit_callbacks(monkeypatch, hand)
+
+    played = move_play(hand_id=hand.id, user=users[seat], move=Move("announce"),
+                       seq=hand.last_seq, command_id=uuid.uuid4(), at=clock)
+
+    assert decided == [Move("announce")] and queued == []
+    assert played.response["next_hand"] is not None
 
 
 def _partie_that_goes_on(people: Sequence[Any], monkeypatch: pytest.MonkeyPatch) -> Partie:
@@ -452,6 +508,12 @@ def test_comet_hands_played_by_people_post_every_payment_once_on_the_guarded_pat
         return played
 
     monkeypatch.setattr(moves, "_in_guarded", spy)
+    deadlines: list[bool] = []  # each queued once its move is committed: its event is there
+
+    def schedule_deadline(*, hand_id: Any, seq: int, at: datetime) -> None:
+        deadlines.append(HandEvent.objects.filter(hand_id=hand_id, seq=seq).exists())
+
+    monkeypatch.setattr("games.tasks.schedule_deadline", schedule_deadline)
     rng = random.Random(7)
     clock = T0
     hands = 0
@@ -475,6 +537,7 @@ def test_comet_hands_played_by_people_post_every_payment_once_on_the_guarded_pat
     assert (False, True) in paths  # a hand's end with its payments
     mid_hand = [p for p in paths if p[0]]
     assert mid_hand and all(paid for _, paid in mid_hand)  # chips posted, the hand went on
+    assert deadlines and all(deadlines)
     partie.refresh_from_db()
     wallets = sum(chips.wallet(partie, s.player).balance for s in partie.seats.all())
     assert wallets + chips.pot(partie).balance == 3 * 60  # every chip bought in, once
