@@ -4,6 +4,8 @@ PostgreSQL; optionally a cProfile of the services path and query counts per comm
 
     api_services.py --out services.json [--duration 10] [--profile services.prof]
 
+``DATABASE_URL`` names the database (migrated here, with the benchmark's trivial endpoint).
+
 One process, one database connection, commands one after another (no concurrency), on both
 sides. Our side: ``--tables`` parties of people (the HTTP run's settings); each step picks the
 next table in turn, reads its hand (not timed: that is the client's read), chooses one of the
@@ -32,6 +34,7 @@ import argparse
 import cProfile
 import io
 import json
+import os
 import pstats
 import random
 import time
@@ -490,8 +493,14 @@ def main() -> None:
     parser.add_argument("--query-samples", type=int, default=60)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
+    # query_counts times the trivial endpoint too, which the URLconf mounts only for
+    # benchmarks (api_bench.py sets it; a run of this script alone needs it as well).
+    os.environ.setdefault("ACADEMIE_BENCH_TRIVIAL", "1")
     django_setup()
     from django.conf import settings
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)  # the trivial endpoint's table, if not there yet
 
     dbs = settings.DATABASES["default"]
     db = {"name": dbs["NAME"], "host": dbs["HOST"] or "127.0.0.1", "port": str(dbs["PORT"] or 5432),
