@@ -41,14 +41,12 @@ class Table:
     #: The command's events, written with the hand row at its end (store.save).
     events: list[dict[str, Any]] = field(default_factory=list)
     #: The command is played to be written in one statement outside any transaction
-    #: (moves._in_one_statement): it holds its payments (``accounts.hold``), what would run on
-    #: commit waits in ``after`` until it is written, and anything more than its hand's events
-    #: and row (chips to post, the hand's end) sets ``needs_transaction``: the caller then
-    #: writes the command as played in a transaction (moves._in_guarded), without playing it
-    #: again.
+    #: (moves._in_one_statement): it holds its payments (``accounts.hold``), and what would
+    #: run on commit waits in ``after`` until it is written. If it turns out to write more
+    #: than its hand's events and row (payments held, or the hand's end), the caller writes
+    #: it as played in a transaction instead (moves._in_guarded), without playing it again.
     one_statement: bool = False
     after: list[Callable[[], None]] = field(default_factory=list)
-    needs_transaction: bool = False
     #: The command that ended the hand also dealt the next one (moves._deal_at_once): the
     #: next-hand timer queued by the hand's end has nothing left to do and is not queued.
     next_hand_dealt: bool = False
@@ -97,13 +95,10 @@ def apply_move(
     actor: Any = None, command_id: Any = None, now: datetime,
 ) -> store.Loaded:
     """Decide, append, post the chips. The caller holds the transaction and the hand's lock,
-    or plays in one statement (``table.one_statement``): then the chips are held, and mark the
-    command as one that needs a transaction."""
+    or plays in one statement (``table.one_statement``): then the chips are held."""
     produced = loaded.game.decide(loaded.state, seat, move, by)
     sealed = store.append(hand, produced, prev_hash=loaded.last_hash, actor=actor,
                           command_id=command_id, at=now, pending=table.events)
-    if table.one_statement and chips.payments(sealed):
-        table.needs_transaction = True
     chips.post_payments(accounts=table.accounts, hand=hand, sealed=sealed)
     state = loaded.state
     for event in produced:
@@ -210,8 +205,6 @@ def _set_deadline(table: Table, hand: Hand, at: datetime, kind: str, *, now: dat
 
 
 def _finish(table: Table, hand: Hand, loaded: store.Loaded, *, now: datetime) -> None:
-    if table.one_statement:  # the partie's row, and the next deal, are written with the hand
-        table.needs_transaction = True
     hand.status = Hand.Status.OVER
     hand.ended_at = now
     hand.deadline = None

@@ -216,7 +216,8 @@ def _in_one_statement(hand_id: uuid.UUID, user: AbstractBaseUser, move: Move, se
         loaded = advance(table, hand, loaded, now=at)
     except RuleError:
         return None
-    if table.needs_transaction:  # chips to post, or the hand's end: written in a transaction
+    if table.accounts.holds() or hand.status == Hand.Status.OVER:
+        # Chips to post, or the hand's end (the partie's row, the next deal): a transaction.
         return _in_guarded(hand, seats, table, loaded, seat, user, command_id, at, request,
                            first_new)
     response, command = _answer(hand, first_new, user, command_id, request)
@@ -265,7 +266,7 @@ def _in_guarded(hand: Hand, seats: list[Seat], table: Table, loaded: store.Loade
             if hand.status == Hand.Status.PLAYING:  # its next move need not read it
                 kept = hand, loaded
                 transaction.on_commit(lambda: recent.hands.keep(kept[0], seats, kept[1]))
-    except (GameError, LedgerError, RuleError, OperationalError):
+    except (GameError, LedgerError, OperationalError):
         if committed:  # a callback failed after the commit: the move was played, not refused
             raise
         return None
