@@ -1,6 +1,7 @@
-"""The game's chips in the ledger: every ``pay`` event becomes a ledger entry in the same
-transaction as the move that caused it, keyed by the hand and the event's seq, so that a
-replayed projection never posts twice (ARCHITECTURE.md, the ledger)."""
+"""The game's chips in the ledger: the ``pay`` events of a command become ledger entries in
+the same transaction, one per hand they belong to, keyed by the hand and the seq of the first
+payment, so that a replayed projection never posts twice (ARCHITECTURE.md, the ledger; the
+README's design section says why one entry per command and hand, not per payment)."""
 
 from __future__ import annotations
 
@@ -167,25 +168,57 @@ def post_payments(*, accounts: Accounts, hand: Hand, sealed: Sequence[dict[str, 
 
 
 def _post(accounts: Accounts, groups: list[tuple[Hand, list[dict[str, Any]]]]) -> None:
-    """The held payments and then ``groups``, in that order, as one batch of entries."""
+    """The held payments and then ``groups``, in that order, as one batch: one entry per hand
+    (``payment_entry``), the hands in the order their payments came."""
     groups = accounts._held + groups
     accounts._held, accounts._held_by_side = [], {}
-    partie = accounts.partie
-    requests = []
+    by_hand: dict[Any, tuple[Hand, list[dict[str, Any]]]] = {}
     for hand, pays in groups:
-        for e in pays:
-            memo = f"{e['reason']}: hand {hand.number} of {partie.table_label}"
-            if e["short"]:
-                owed = e["amount"] + e["short"]
-                memo += f" (owed {owed}, paid {e['amount']}, shortfall {e['short']})"
-            amount = e["amount"]
-            requests.append(EntryRequest(
-                postings=[(accounts[e["from"]], -amount), (accounts[e["to"]], amount)],
-                memo=memo, source=f"hand:{hand.pk}/event:{e['seq']}",
-                idempotency_key=f"hand:{hand.pk}:{e['seq']}",
-            ))
+        by_hand.setdefault(hand.pk, (hand, []))[1].extend(pays)
+    requests = [r for hand, pays in by_hand.values()
+                if (r := payment_entry(accounts, hand, pays)) is not None]
     if requests:
         ledger.entries_post(entries=requests)
+
+
+def _nets(pays: Sequence[dict[str, Any]]) -> dict[str, int]:
+    """What the payments move, by side (``"pot"`` or a seat number), in order of appearance."""
+    nets: dict[str, int] = {}
+    for e in pays:
+        payer, payee = str(e["from"]), str(e["to"])
+        nets[payer] = nets.get(payer, 0) - e["amount"]
+        nets[payee] = nets.get(payee, 0) + e["amount"]
+    return nets
+
+
+def payment_entry(accounts: Accounts, hand: Hand,
+                  pays: Sequence[dict[str, Any]]) -> EntryRequest | None:
+    """One command's payments in one hand as one ledger entry: a posting per account, of the
+    net the payments move (README, design: one entry per command and hand), keyed by the
+    hand and the seq of its first payment; its memo names every payment. ``None`` when they
+    move nothing in total (an entry needs two postings that are not zero)."""
+    if not pays:
+        return None
+    postings = [(accounts[side], net) for side, net in _nets(pays).items() if net]
+    if not postings:
+        return None
+    lines = []
+    for e in pays:
+        line = f"{e['reason']} {_side_name(e['from'])} to {_side_name(e['to'])} {e['amount']}"
+        if e["short"]:
+            line += f" (owed {e['amount'] + e['short']}, shortfall {e['short']})"
+        lines.append(line)
+    first, last = pays[0]["seq"], pays[-1]["seq"]
+    return EntryRequest(
+        postings=postings,
+        memo=f"Hand {hand.number} of {accounts.partie.table_label}: {'; '.join(lines)}",
+        source=f"hand:{hand.pk}/events:{first}-{last}",
+        idempotency_key=f"hand:{hand.pk}:{first}",
+    )
+
+
+def _side_name(side: Any) -> str:
+    return "the pot" if str(side) == "pot" else f"seat {side}"
 
 
 def share_pot(*, partie: Partie, seats: Sequence[Seat], last_banker: int, at: datetime) -> None:
@@ -215,27 +248,46 @@ def share_pot(*, partie: Partie, seats: Sequence[Seat], last_banker: int, at: da
 
 
 def reconcile_hand(*, hand: Hand) -> list[str]:
-    """Compare the ledger with the hand's ``pay`` events; return every difference found."""
+    """Compare the ledger with the hand's ``pay`` events; return every difference found.
+
+    An entry's key names the first payment it nets (``payment_entry``); it covers that payment
+    and the ones after it, up to the first payment of the next entry. So the payments split at
+    the entries' keys, and each part must move, account by account, what its entry moves. The
+    payments before the first entry must move nothing in total (a command whose payments
+    cancel out writes no entry)."""
     partie = hand.partie
     accounts = Accounts(partie, partie.seats.select_related("player"))
-    problems = []
-    expected: dict[str, dict[int, int]] = {}
-    for row in HandEvent.objects.filter(hand=hand, type="pay").order_by("seq"):
-        p = row.payload
-        if p["amount"] <= 0:
-            continue
-        payer, payee = accounts[p["from"]], accounts[p["to"]]
-        expected[f"hand:{hand.pk}:{row.seq}"] = {payer.pk: -p["amount"], payee.pk: p["amount"]}
+    pays = [(row.seq, row.payload) for row in
+            HandEvent.objects.filter(hand=hand, type="pay").order_by("seq")
+            if row.payload["amount"] > 0]
+    prefix = f"hand:{hand.pk}:"
     found = {
         e.idempotency_key: dict(e.postings.values_list("account_id", "amount"))
         for e in JournalEntry.objects.filter(source__startswith=f"hand:{hand.pk}/")
         .prefetch_related("postings")
     }
-    for key, lines in expected.items():
-        if key not in found:
-            problems.append(f"ledger: no entry for payment {key}")
-        elif found[key] != lines:
-            problems.append(f"ledger: entry {key} moves {found[key]}, the event says {lines}")
-    for key in found.keys() - expected.keys():
-        problems.append(f"ledger: entry {key} has no payment event")
+    starts: dict[int, str] = {}
+    problems = []
+    paid = {seq for seq, _ in pays}
+    for key in found:
+        seq = key.removeprefix(prefix)
+        if key.startswith(prefix) and seq.isdigit() and int(seq) in paid:
+            starts[int(seq)] = key
+        else:
+            problems.append(f"ledger: entry {key} has no payment event")
+    parts: list[tuple[str | None, list[tuple[int, dict[str, Any]]]]] = [(None, [])]
+    for seq, payload in pays:
+        if seq in starts:
+            parts.append((starts[seq], []))
+        parts[-1][1].append((seq, payload))
+    for key, part in parts:
+        moved = {accounts[side].pk: net
+                 for side, net in _nets([p for _, p in part]).items() if net}
+        seqs = ", ".join(str(seq) for seq, _ in part)
+        if key is None:
+            if moved:
+                problems.append(f"ledger: no entry for payment(s) {prefix}{seqs}")
+        elif found[key] != moved:
+            problems.append(f"ledger: entry {key} moves {found[key]}, "
+                            f"the payment events {seqs} move {moved}")
     return problems

@@ -299,9 +299,51 @@ def test_a_clean_store_verifies_and_reconciles():
 # -- the ledger against the events ---------------------------------------------------------------
 
 
-def _payment_entry(hand: Hand) -> tuple[HandEvent, JournalEntry]:
-    pay = HandEvent.objects.filter(hand=hand, type="pay", payload__amount__gt=0).last()
-    return pay, JournalEntry.objects.get(idempotency_key=f"hand:{hand.pk}:{pay.seq}")
+def _payment_entries(hand: Hand) -> list[JournalEntry]:
+    """The hand's payment entries, in the order their payments came."""
+    entries = JournalEntry.objects.filter(source__startswith=f"hand:{hand.pk}/")
+    return sorted(entries, key=lambda e: int(e.idempotency_key.rsplit(":", 1)[1]))
+
+
+def _pays(hand: Hand) -> list[HandEvent]:
+    return list(HandEvent.objects.filter(hand=hand, type="pay", payload__amount__gt=0)
+                .order_by("seq"))
+
+
+def _remove(entry: JournalEntry) -> None:
+    with _triggers_suspended("ledger_posting", "ledger_journalentry") as cursor:
+        cursor.execute("DELETE FROM ledger_posting WHERE entry_id = %s", [entry.pk])
+        cursor.execute("DELETE FROM ledger_journalentry WHERE id = %s", [entry.pk])
+
+
+def test_a_commands_payments_are_one_entry_per_hand_netted_by_account(finished_hand):
+    entries, pays = _payment_entries(finished_hand), _pays(finished_hand)
+    assert 1 < len(entries) < len(pays)  # fewer entries than payments: netted per command
+    assert chips.reconcile_hand(hand=finished_hand) == []
+    for entry in entries:
+        accounts = [p.account_id for p in entry.postings.all()]
+        assert len(accounts) == len(set(accounts))  # an account once per entry
+        assert entry.memo.startswith(f"Hand 1 of {finished_hand.partie.table_label}: ")
+    memos = " ".join(e.memo for e in entries)
+    for pay in pays:  # every payment named in its entry's memo
+        p = pay.payload
+        payer, payee = (f"seat {s}" if s != "pot" else "the pot" for s in (p["from"], p["to"]))
+        assert f"{p['reason']} {payer} to {payee} {p['amount']}" in memos
+
+
+def test_payments_that_cancel_out_write_no_entry_and_reconcile(finished_hand):
+    partie = finished_hand.partie
+    accounts = chips.Accounts(partie, partie.seats.select_related("player"))
+    there_and_back = [
+        {"seq": 90, "from": 0, "to": 1, "amount": 3, "reason": "comet", "short": 0},
+        {"seq": 91, "from": 1, "to": 0, "amount": 3, "reason": "comet", "short": 0},
+    ]
+    assert chips.payment_entry(accounts, finished_hand, there_and_back) is None
+    ante = {"seq": 92, "from": 0, "to": "pot", "amount": 2, "reason": "ante", "short": 1}
+    entry = chips.payment_entry(accounts, finished_hand, [*there_and_back, ante])
+    assert entry is not None and entry.idempotency_key == f"hand:{finished_hand.pk}:90"
+    assert [(a.pk, n) for a, n in entry.postings] == [(accounts[0].pk, -2), (accounts["pot"].pk, 2)]
+    assert entry.memo.endswith("; ante seat 0 to the pot 2 (owed 3, shortfall 1)")
 
 
 def test_a_ledger_entry_without_its_payment_event_is_reported(finished_hand):
@@ -319,21 +361,33 @@ def test_a_ledger_entry_without_its_payment_event_is_reported(finished_hand):
     assert f"FAIL hand {finished_hand.id}" in out and key in out
 
 
-def test_a_payment_missing_from_the_ledger_is_reported(finished_hand):
-    pay, entry = _payment_entry(finished_hand)
-    with _triggers_suspended("ledger_posting", "ledger_journalentry") as cursor:
-        cursor.execute("DELETE FROM ledger_posting WHERE entry_id = %s", [entry.pk])
-        cursor.execute("DELETE FROM ledger_journalentry WHERE id = %s", [entry.pk])
+def test_payments_missing_from_the_ledger_are_reported(finished_hand):
+    first = _payment_entries(finished_hand)[0]
+    next_start = int(_payment_entries(finished_hand)[1].idempotency_key.rsplit(":", 1)[1])
+    uncovered = [p.seq for p in _pays(finished_hand) if p.seq < next_start]
+    _remove(first)
 
     problems = chips.reconcile_hand(hand=finished_hand)
 
-    assert problems == [f"ledger: no entry for payment hand:{finished_hand.pk}:{pay.seq}"]
+    seqs = ", ".join(map(str, uncovered))
+    assert problems == [f"ledger: no entry for payment(s) hand:{finished_hand.pk}:{seqs}"]
     out, error = _verify_hands()
     assert error is not None and f"FAIL hand {finished_hand.id}" in out
 
 
+def test_a_missing_entry_after_another_is_reported_against_the_one_before(finished_hand):
+    # Its payments fall to the entry before, whose key is the last start at or before them.
+    before, last = _payment_entries(finished_hand)[-2:]
+    _remove(last)
+
+    problems = chips.reconcile_hand(hand=finished_hand)
+
+    assert len(problems) == 1
+    assert problems[0].startswith(f"ledger: entry {before.idempotency_key} moves ")
+
+
 def test_a_ledger_entry_that_moves_other_chips_than_its_event_is_reported(finished_hand):
-    pay, entry = _payment_entry(finished_hand)
+    entry = _payment_entries(finished_hand)[-1]
     with _triggers_suspended("ledger_posting", "ledger_journalentry") as cursor:
         cursor.execute("UPDATE ledger_posting SET amount = -amount WHERE entry_id = %s",
                        [entry.pk])
@@ -341,7 +395,7 @@ def test_a_ledger_entry_that_moves_other_chips_than_its_event_is_reported(finish
     problems = chips.reconcile_hand(hand=finished_hand)
 
     assert len(problems) == 1
-    assert problems[0].startswith(f"ledger: entry hand:{finished_hand.pk}:{pay.seq} moves ")
+    assert problems[0].startswith(f"ledger: entry {entry.idempotency_key} moves ")
     out, error = _verify_hands()
     assert error is not None and f"FAIL hand {finished_hand.id}" in out
 

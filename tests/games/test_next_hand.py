@@ -276,8 +276,9 @@ def test_a_deal_that_fails_after_posting_the_antes_is_rolled_back_with_the_move_
     assert seqs == list(range(1, first.last_seq + 1))  # no gap, no event written twice
     ending = Command.objects.filter(hand=first, response__seq=played.response["seq"])
     assert [c.response for c in ending] == [played.response]  # written once, as answered
-    assert chips.reconcile_hand(hand=first) == []  # one ledger entry per payment, no antes
-    assert not JournalEntry.objects.filter(memo__contains="hand 2 ").exists()
+    assert chips.reconcile_hand(hand=first) == []  # the hand's payments posted, no antes
+    assert JournalEntry.objects.filter(memo__startswith="Hand 1 of").exists()
+    assert not JournalEntry.objects.filter(memo__startswith="Hand 2 of").exists()
     assert trial_balance(club_key=partie.club_key).total == 0
     monkeypatch.undo()
     second = partie_tick(partie_id=partie.pk, at=T0 + timedelta(seconds=2))  # the timer
