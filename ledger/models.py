@@ -107,8 +107,9 @@ class JournalEntry(models.Model):
     """One movement of chips: two or more postings summing to zero, never changed afterwards.
 
     ``idempotency_key`` is unique in the database: posting the same key again returns this
-    entry (for game chips the key is the hand id and event seq, so a replay never posts twice).
-    ``source`` says what caused it, e.g. "hand:41/event:7"; ``shortfall`` is what a payer owed
+    entry (for game chips the key is the hand id and the seq of the first payment event the
+    entry nets, so a replay never posts twice). ``source`` says what caused it, e.g.
+    "hand:41/events:7-11"; ``shortfall`` is what a payer owed
     but did not hold (RULES.md §3), also written in the memo.
     """
 
