@@ -1,10 +1,12 @@
-"""The game's chips in the ledger: the ``pay`` events of a command become ledger entries in
-the same transaction, one per hand they belong to, keyed by the hand and the seq of the first
-payment, so that a replayed projection never posts twice (ARCHITECTURE.md, the ledger; the
-README's design section says why one entry per command and hand, not per payment)."""
+"""The game's chips in the ledger: the ``pay`` events become ledger entries in the same
+transaction as the move that caused them. The payments of one hand that are posted together
+are one entry, netted by account, keyed by the hand and the seq of the first of them, so that a
+replayed projection never posts twice (ARCHITECTURE.md, the ledger; the README's design
+section says why not one entry per payment)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -169,14 +171,13 @@ def post_payments(*, accounts: Accounts, hand: Hand, sealed: Sequence[dict[str, 
 
 def _post(accounts: Accounts, groups: list[tuple[Hand, list[dict[str, Any]]]]) -> None:
     """The held payments and then ``groups``, in that order, as one batch: one entry per hand
-    (``payment_entry``), the hands in the order their payments came."""
+    (``payment_entries``), the hands in the order their payments came."""
     groups = accounts._held + groups
     accounts._held, accounts._held_by_side = [], {}
     by_hand: dict[Any, tuple[Hand, list[dict[str, Any]]]] = {}
     for hand, pays in groups:
         by_hand.setdefault(hand.pk, (hand, []))[1].extend(pays)
-    requests = [r for hand, pays in by_hand.values()
-                if (r := payment_entry(accounts, hand, pays)) is not None]
+    requests = [r for hand, pays in by_hand.values() for r in payment_entries(accounts, hand, pays)]
     if requests:
         ledger.entries_post(entries=requests)
 
@@ -191,22 +192,28 @@ def _nets(pays: Sequence[dict[str, Any]]) -> dict[str, int]:
     return nets
 
 
-def payment_entry(accounts: Accounts, hand: Hand,
-                  pays: Sequence[dict[str, Any]]) -> EntryRequest | None:
-    """One command's payments in one hand as one ledger entry: a posting per account, of the
-    net the payments move (README, design: one entry per command and hand), keyed by the
-    hand and the seq of its first payment; its memo names every payment. ``None`` when they
-    move nothing in total (an entry needs two postings that are not zero)."""
-    if not pays:
-        return None
+def payment_entries(accounts: Accounts, hand: Hand,
+                    pays: Sequence[dict[str, Any]]) -> list[EntryRequest]:
+    """The payments of one hand that are posted together, as ledger entries (README, design):
+    one entry with a posting per account, of the net the payments move it, keyed by the hand
+    and the seq of its first payment, its source naming the events it covers and its memo
+    every payment. Payments that move nothing in total (no such case in either game today)
+    are posted one entry each instead, so that every payment is in exactly one entry."""
     postings = [(accounts[side], net) for side, net in _nets(pays).items() if net]
     if not postings:
-        return None
+        return [_entry(accounts, hand, [e], [(accounts[e["from"]], -e["amount"]),
+                                             (accounts[e["to"]], e["amount"])]) for e in pays]
+    return [_entry(accounts, hand, pays, postings)]
+
+
+def _entry(accounts: Accounts, hand: Hand, pays: Sequence[dict[str, Any]],
+           postings: list[tuple[Account, int]]) -> EntryRequest:
     lines = []
     for e in pays:
         line = f"{e['reason']} {_side_name(e['from'])} to {_side_name(e['to'])} {e['amount']}"
         if e["short"]:
-            line += f" (owed {e['amount'] + e['short']}, shortfall {e['short']})"
+            line += (f" (owed {e['amount'] + e['short']}, paid {e['amount']},"
+                     f" shortfall {e['short']})")
         lines.append(line)
     first, last = pays[0]["seq"], pays[-1]["seq"]
     return EntryRequest(
@@ -247,47 +254,57 @@ def share_pot(*, partie: Partie, seats: Sequence[Seat], last_banker: int, at: da
                       idempotency_key=f"partie:{partie.pk}:pot-shared")
 
 
+#: A payment entry's source: the events it covers (``events:7-11``), or the one payment of an
+#: entry written before entries were netted (``event:7``).
+_COVERS = re.compile(r"/(?:events:(\d+)-(\d+)|event:(\d+))$")
+
+
+def _covers(source: str) -> tuple[int, int] | None:
+    """The first and last seq of the payments an entry's source names, if it names any."""
+    match = _COVERS.search(source)
+    if match is None:
+        return None
+    if match[1]:
+        return int(match[1]), int(match[2])
+    return int(match[3]), int(match[3])
+
+
 def reconcile_hand(*, hand: Hand) -> list[str]:
     """Compare the ledger with the hand's ``pay`` events; return every difference found.
 
-    An entry's key names the first payment it nets (``payment_entry``); it covers that payment
-    and the ones after it, up to the first payment of the next entry. So the payments split at
-    the entries' keys, and each part must move, account by account, what its entry moves. The
-    payments before the first entry must move nothing in total (a command whose payments
-    cancel out writes no entry)."""
+    Each of the hand's entries names in its source the payment events it covers, its key the
+    first of them (``payment_entries``). Every payment that moves chips must be covered by
+    exactly one entry, and each entry must move, account by account, what its payments move
+    in total."""
     partie = hand.partie
     accounts = Accounts(partie, partie.seats.select_related("player"))
-    pays = [(row.seq, row.payload) for row in
+    pays = {row.seq: row.payload for row in
             HandEvent.objects.filter(hand=hand, type="pay").order_by("seq")
-            if row.payload["amount"] > 0]
+            if row.payload["amount"] > 0}
     prefix = f"hand:{hand.pk}:"
-    found = {
-        e.idempotency_key: dict(e.postings.values_list("account_id", "amount"))
-        for e in JournalEntry.objects.filter(source__startswith=f"hand:{hand.pk}/")
-        .prefetch_related("postings")
-    }
-    starts: dict[int, str] = {}
     problems = []
-    paid = {seq for seq, _ in pays}
-    for key in found:
-        seq = key.removeprefix(prefix)
-        if key.startswith(prefix) and seq.isdigit() and int(seq) in paid:
-            starts[int(seq)] = key
-        else:
+    covered: dict[int, str] = {}
+    for entry in (JournalEntry.objects.filter(source__startswith=f"hand:{hand.pk}/")
+                  .prefetch_related("postings").order_by("id")):
+        key = entry.idempotency_key
+        span = _covers(entry.source)
+        if span is None or key != f"{prefix}{span[0]}" or span[0] not in pays:
             problems.append(f"ledger: entry {key} has no payment event")
-    parts: list[tuple[str | None, list[tuple[int, dict[str, Any]]]]] = [(None, [])]
-    for seq, payload in pays:
-        if seq in starts:
-            parts.append((starts[seq], []))
-        parts[-1][1].append((seq, payload))
-    for key, part in parts:
+            continue
+        first, last = span
+        part = [seq for seq in pays if first <= seq <= last]
+        for seq in part:
+            if seq in covered:
+                problems.append(f"ledger: payment {prefix}{seq} is in two entries, "
+                                f"{covered[seq]} and {key}")
+            covered[seq] = key
         moved = {accounts[side].pk: net
-                 for side, net in _nets([p for _, p in part]).items() if net}
-        seqs = ", ".join(str(seq) for seq, _ in part)
-        if key is None:
-            if moved:
-                problems.append(f"ledger: no entry for payment(s) {prefix}{seqs}")
-        elif found[key] != moved:
-            problems.append(f"ledger: entry {key} moves {found[key]}, "
-                            f"the payment events {seqs} move {moved}")
+                 for side, net in _nets([pays[seq] for seq in part]).items() if net}
+        lines = {p.account_id: p.amount for p in entry.postings.all()}
+        if lines != moved:
+            problems.append(f"ledger: entry {key} moves {lines}, its payment events "
+                            f"{', '.join(map(str, part))} move {moved}")
+    missing = [str(seq) for seq in pays if seq not in covered]
+    if missing:
+        problems.append(f"ledger: no entry for payment(s) {prefix}{', '.join(missing)}")
     return problems

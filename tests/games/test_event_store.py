@@ -310,40 +310,69 @@ def _pays(hand: Hand) -> list[HandEvent]:
                 .order_by("seq"))
 
 
-def _remove(entry: JournalEntry) -> None:
+def _covered(entry: JournalEntry) -> range:
+    first, last = entry.source.rsplit(":", 1)[1].split("-")
+    return range(int(first), int(last) + 1)
+
+
+def _remove(*entries: JournalEntry) -> None:
     with _triggers_suspended("ledger_posting", "ledger_journalentry") as cursor:
-        cursor.execute("DELETE FROM ledger_posting WHERE entry_id = %s", [entry.pk])
-        cursor.execute("DELETE FROM ledger_journalentry WHERE id = %s", [entry.pk])
+        for entry in entries:
+            cursor.execute("DELETE FROM ledger_posting WHERE entry_id = %s", [entry.pk])
+            cursor.execute("DELETE FROM ledger_journalentry WHERE id = %s", [entry.pk])
 
 
-def test_a_commands_payments_are_one_entry_per_hand_netted_by_account(finished_hand):
+def test_the_payments_posted_together_are_one_entry_netted_by_account(finished_hand):
     entries, pays = _payment_entries(finished_hand), _pays(finished_hand)
-    assert 1 < len(entries) < len(pays)  # fewer entries than payments: netted per command
+    assert len(entries) < len(pays)  # netted: fewer entries than payments
     assert chips.reconcile_hand(hand=finished_hand) == []
+    for pay in pays:  # each payment in exactly one entry, and named in its memo
+        holding = [e for e in entries if pay.seq in _covered(e)]
+        assert len(holding) == 1
+        p = pay.payload
+        payer, payee = (f"seat {s}" if s != "pot" else "the pot" for s in (p["from"], p["to"]))
+        assert f"{p['reason']} {payer} to {payee} {p['amount']}" in holding[0].memo
     for entry in entries:
         accounts = [p.account_id for p in entry.postings.all()]
         assert len(accounts) == len(set(accounts))  # an account once per entry
         assert entry.memo.startswith(f"Hand 1 of {finished_hand.partie.table_label}: ")
-    memos = " ".join(e.memo for e in entries)
-    for pay in pays:  # every payment named in its entry's memo
-        p = pay.payload
-        payer, payee = (f"seat {s}" if s != "pot" else "the pot" for s in (p["from"], p["to"]))
-        assert f"{p['reason']} {payer} to {payee} {p['amount']}" in memos
+        assert entry.idempotency_key == f"hand:{finished_hand.pk}:{_covered(entry).start}"
 
 
-def test_payments_that_cancel_out_write_no_entry_and_reconcile(finished_hand):
+def test_payments_that_cancel_out_are_one_entry_each(finished_hand):
     partie = finished_hand.partie
     accounts = chips.Accounts(partie, partie.seats.select_related("player"))
     there_and_back = [
         {"seq": 90, "from": 0, "to": 1, "amount": 3, "reason": "comet", "short": 0},
         {"seq": 91, "from": 1, "to": 0, "amount": 3, "reason": "comet", "short": 0},
     ]
-    assert chips.payment_entry(accounts, finished_hand, there_and_back) is None
+    each = chips.payment_entries(accounts, finished_hand, there_and_back)
+    assert [(e.idempotency_key, e.source) for e in each] == [
+        (f"hand:{finished_hand.pk}:90", f"hand:{finished_hand.pk}/events:90-90"),
+        (f"hand:{finished_hand.pk}:91", f"hand:{finished_hand.pk}/events:91-91")]
+    assert [[(a.pk, n) for a, n in e.postings] for e in each] == [
+        [(accounts[0].pk, -3), (accounts[1].pk, 3)], [(accounts[1].pk, -3), (accounts[0].pk, 3)]]
     ante = {"seq": 92, "from": 0, "to": "pot", "amount": 2, "reason": "ante", "short": 1}
-    entry = chips.payment_entry(accounts, finished_hand, [*there_and_back, ante])
-    assert entry is not None and entry.idempotency_key == f"hand:{finished_hand.pk}:90"
-    assert [(a.pk, n) for a, n in entry.postings] == [(accounts[0].pk, -2), (accounts["pot"].pk, 2)]
-    assert entry.memo.endswith("; ante seat 0 to the pot 2 (owed 3, shortfall 1)")
+    [netted] = chips.payment_entries(accounts, finished_hand, [*there_and_back, ante])
+    assert netted.idempotency_key == f"hand:{finished_hand.pk}:90"
+    assert [(a.pk, n) for a, n in netted.postings] == [(accounts[0].pk, -2),
+                                                       (accounts["pot"].pk, 2)]
+    assert netted.memo.endswith("; ante seat 0 to the pot 2 (owed 3, paid 2, shortfall 1)")
+
+
+def test_entries_written_one_per_payment_before_netting_still_reconcile(finished_hand):
+    partie = finished_hand.partie
+    accounts = chips.Accounts(partie, partie.seats.select_related("player"))
+    _remove(*_payment_entries(finished_hand))
+    for pay in _pays(finished_hand):  # as rounds 1 to 12 wrote them
+        p = pay.payload
+        ledger.entry_post(postings=[(accounts[p["from"]], -p["amount"]),
+                                    (accounts[p["to"]], p["amount"])],
+                          memo=f"{p['reason']}: hand 1", source=f"hand:{finished_hand.pk}/event:"
+                          f"{pay.seq}", idempotency_key=f"hand:{finished_hand.pk}:{pay.seq}",
+                          at=T0 + timedelta(days=1))
+
+    assert chips.reconcile_hand(hand=finished_hand) == []
 
 
 def test_a_ledger_entry_without_its_payment_event_is_reported(finished_hand):
@@ -361,32 +390,36 @@ def test_a_ledger_entry_without_its_payment_event_is_reported(finished_hand):
     assert f"FAIL hand {finished_hand.id}" in out and key in out
 
 
+def test_a_second_entry_for_a_payment_is_reported(finished_hand):
+    partie = finished_hand.partie
+    shared = next(e for e in _payment_entries(finished_hand) if len(_covered(e)) > 1)
+    pay = next(p for p in _pays(finished_hand) if p.seq in _covered(shared)[1:])
+    p = pay.payload
+    accounts = chips.Accounts(partie, partie.seats.select_related("player"))
+    key = f"hand:{finished_hand.pk}:{pay.seq}"
+    ledger.entry_post(postings=[(accounts[p["from"]], -p["amount"]),
+                                (accounts[p["to"]], p["amount"])],
+                      memo="twice", source=f"hand:{finished_hand.pk}/events:{pay.seq}-{pay.seq}",
+                      idempotency_key=key, at=T0 + timedelta(days=1))
+
+    assert chips.reconcile_hand(hand=finished_hand) == [
+        f"ledger: payment {key} is in two entries, {shared.idempotency_key} and {key}"]
+
+
 def test_payments_missing_from_the_ledger_are_reported(finished_hand):
-    first = _payment_entries(finished_hand)[0]
-    next_start = int(_payment_entries(finished_hand)[1].idempotency_key.rsplit(":", 1)[1])
-    uncovered = [p.seq for p in _pays(finished_hand) if p.seq < next_start]
-    _remove(first)
-
-    problems = chips.reconcile_hand(hand=finished_hand)
-
-    seqs = ", ".join(map(str, uncovered))
-    assert problems == [f"ledger: no entry for payment(s) hand:{finished_hand.pk}:{seqs}"]
+    entries, pays = _payment_entries(finished_hand), _pays(finished_hand)
+    missing: list[int] = []
+    for gone in (entries[0], entries[-1]):
+        _remove(gone)
+        missing += [p.seq for p in pays if p.seq in _covered(gone)]
+        seqs = ", ".join(map(str, sorted(missing)))
+        assert chips.reconcile_hand(hand=finished_hand) == [
+            f"ledger: no entry for payment(s) hand:{finished_hand.pk}:{seqs}"]
     out, error = _verify_hands()
     assert error is not None and f"FAIL hand {finished_hand.id}" in out
 
 
-def test_a_missing_entry_after_another_is_reported_against_the_one_before(finished_hand):
-    # Its payments fall to the entry before, whose key is the last start at or before them.
-    before, last = _payment_entries(finished_hand)[-2:]
-    _remove(last)
-
-    problems = chips.reconcile_hand(hand=finished_hand)
-
-    assert len(problems) == 1
-    assert problems[0].startswith(f"ledger: entry {before.idempotency_key} moves ")
-
-
-def test_a_ledger_entry_that_moves_other_chips_than_its_event_is_reported(finished_hand):
+def test_a_ledger_entry_that_moves_other_chips_than_its_events_is_reported(finished_hand):
     entry = _payment_entries(finished_hand)[-1]
     with _triggers_suspended("ledger_posting", "ledger_journalentry") as cursor:
         cursor.execute("UPDATE ledger_posting SET amount = -amount WHERE entry_id = %s",

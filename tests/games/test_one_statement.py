@@ -276,6 +276,17 @@ def test_the_hands_payments_and_the_next_hands_antes_are_one_ledger_batch(people
     assert chips.reconcile_hand(hand=hand) == [] and chips.reconcile_hand(hand=following) == []
     antes = HandEvent.objects.filter(hand=following, type="pay", payload__amount__gt=0)
     assert antes.exists()
+    # In the batch, one entry per hand, in order: the hand's payments (netted: the payers and
+    # the winner, once each), then the new hand's antes (each seat to the pot).
+    ending = HandEvent.objects.filter(hand=hand, type="pay", seq__gt=seq, payload__amount__gt=0)
+    first_pay, last_pay = ending.order_by("seq").first(), ending.order_by("seq").last()
+    written = list(JournalEntry.objects.filter(source__contains="/events:").order_by("-id")[:2])
+    assert [e.source for e in reversed(written)] == [
+        f"hand:{hand.pk}/events:{first_pay.seq}-{last_pay.seq}",
+        f"hand:{following.pk}/events:{antes.order_by('seq').first().seq}"
+        f"-{antes.order_by('seq').last().seq}"]
+    assert written[1].idempotency_key == f"hand:{hand.pk}:{first_pay.seq}"
+    assert written[0].postings.count() == antes.count() + 1
     # The new hand's deal counted the chips as the hand's payments left them.
     paid = {s: 0 for s in wallets}  # by the ending move (the antes were in ``wallets``)
     for e in HandEvent.objects.filter(hand=hand, type="pay", seq__gt=seq):
