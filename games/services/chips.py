@@ -196,9 +196,10 @@ def payment_entries(accounts: Accounts, hand: Hand,
                     pays: Sequence[dict[str, Any]]) -> list[EntryRequest]:
     """The payments of one hand that are posted together, as ledger entries (README, design):
     one entry with a posting per account, of the net the payments move it, keyed by the hand
-    and the seq of its first payment, its source naming the events it covers and its memo
-    every payment. Payments that move nothing in total (no such case in either game today)
-    are posted one entry each instead, so that every payment is in exactly one entry."""
+    and the seq of its first payment, its source naming the events it covers, its memo every
+    payment and its shortfall theirs. Payments that move nothing in total (no such case in
+    either game today) are posted one entry each instead, so that every payment is in exactly
+    one entry."""
     postings = [(accounts[side], net) for side, net in _nets(pays).items() if net]
     if not postings:
         return [_entry(accounts, hand, [e], [(accounts[e["from"]], -e["amount"]),
@@ -221,6 +222,7 @@ def _entry(accounts: Accounts, hand: Hand, pays: Sequence[dict[str, Any]],
         memo=f"Hand {hand.number} of {accounts.partie.table_label}: {'; '.join(lines)}",
         source=f"hand:{hand.pk}/events:{first}-{last}",
         idempotency_key=f"hand:{hand.pk}:{first}",
+        shortfall=sum(e["short"] for e in pays),
     )
 
 

@@ -67,12 +67,14 @@ class Plan:
 
 @dataclass(frozen=True)
 class EntryRequest:
-    """One entry of a batch for ``entries_post``."""
+    """One entry of a batch for ``entries_post``; ``shortfall``: what its payers owed and did
+    not hold (RULES.md §3), kept on the entry as ``pay_what_you_have`` keeps it."""
 
     postings: Sequence[Line]
     memo: str
     source: str
     idempotency_key: str
+    shortfall: int = 0
 
 
 @dataclass(frozen=True)
@@ -249,6 +251,8 @@ def write_many(*, requests: Sequence[EntryRequest], at: datetime | None) -> list
     for r in requests:
         check_text(r.idempotency_key, "idempotency_key")
         check_text(r.source, "source")
+        if r.shortfall:
+            check_amount(r.shortfall, positive=True)
     keys = [r.idempotency_key for r in requests]
     if len(set(keys)) != len(keys):
         raise InvalidEntry("Each entry of a batch needs its own idempotency key.")
@@ -270,7 +274,8 @@ def write_many(*, requests: Sequence[EntryRequest], at: datetime | None) -> list
                 check_funds(fixed, running)
                 for account, amount in fixed:
                     running[account.pk] += amount
-                drafts.append(_Draft(entry_id, Plan(fixed, r.memo), r.source, r.idempotency_key))
+                drafts.append(_Draft(entry_id, Plan(fixed, r.memo, r.shortfall), r.source,
+                                     r.idempotency_key))
             found = {
                 r.idempotency_key: replayed(
                     locked.taken[r.idempotency_key], same_postings(lines), r.idempotency_key
@@ -299,7 +304,7 @@ def write_many(*, requests: Sequence[EntryRequest], at: datetime | None) -> list
 def _post_many(
     batch: Sequence[tuple[tuple[Line, ...], EntryRequest]], at: datetime | None
 ) -> list[JournalEntry] | None:
-    """PostgreSQL: the whole batch in one statement, ``ledger_post_many`` (migration 0005), when
+    """PostgreSQL: the whole batch in one statement, ``ledger_post_many`` (migration 0006), when
     every key is new and every check passes; else ``None``, having written nothing, and the
     Python path below answers (replays of taken keys, or the refusal with its message)."""
     if at is not None and timezone.is_naive(at):
@@ -309,12 +314,14 @@ def _post_many(
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT * FROM ledger_post_many(%s::text[], %s::text[], %s::text[], %s::text[],"
-            " %s::integer[], %s::bigint[], %s::bigint[], %s::timestamptz, %s::timestamptz)",
+            " %s::bigint[], %s::integer[], %s::bigint[], %s::bigint[], %s::timestamptz,"
+            " %s::timestamptz)",
             [
                 _text_array(r.idempotency_key for _, r in batch),
                 _text_array(r.source for _, r in batch),
                 _text_array(r.memo for _, r in batch),
                 _text_array(posted[0][0].club_key for posted, _ in batch),
+                _int_array(r.shortfall for _, r in batch),
                 _int_array(k for k, _, _ in lines),
                 _int_array(account.pk for _, account, _ in lines),
                 _int_array(amount for _, _, amount in lines),
@@ -331,7 +338,7 @@ def _post_many(
         account.last_posted_at = posted_at
     return [
         written_entry((entry_id, r.idempotency_key, posted[0][0].club_key, posted_at, r.memo,
-                       r.source, 0, None))
+                       r.source, r.shortfall, None))
         for entry_id, (posted, r) in zip(entry_ids, batch, strict=True)
     ]
 

@@ -358,6 +358,22 @@ def test_payments_that_cancel_out_are_one_entry_each(finished_hand):
     assert [(a.pk, n) for a, n in netted.postings] == [(accounts[0].pk, -2),
                                                        (accounts["pot"].pk, 2)]
     assert netted.memo.endswith("; ante seat 0 to the pot 2 (owed 3, paid 2, shortfall 1)")
+    assert netted.shortfall == 1 and [e.shortfall for e in each] == [0, 0]
+
+
+def test_a_netted_entry_keeps_its_payments_shortfall(finished_hand):
+    partie = finished_hand.partie
+    accounts = chips.Accounts(partie, partie.seats.select_related("player"))
+    _remove(*_payment_entries(finished_hand))  # room in the books for this hand's keys
+    pays = [
+        {"seq": 80, "from": 0, "to": "pot", "amount": 2, "reason": "ante", "short": 1},
+        {"seq": 81, "from": 1, "to": "pot", "amount": 1, "reason": "ante", "short": 2},
+    ]
+    chips._post(accounts, [(finished_hand, pays)])
+
+    entry = JournalEntry.objects.get(idempotency_key=f"hand:{finished_hand.pk}:80")
+    assert entry.shortfall == 3
+    assert "(owed 3, paid 1, shortfall 2)" in entry.memo
 
 
 def test_entries_written_one_per_payment_before_netting_still_reconcile(finished_hand):

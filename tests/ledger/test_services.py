@@ -417,6 +417,31 @@ def test_a_batch_of_entries_posts_in_order_all_or_nothing(
     assert JournalEntry.objects.count() == 3
 
 
+def test_a_batch_keeps_each_entrys_shortfall(
+    wallet_a: Account, pot: Account, bank: Account, key: Key
+) -> None:
+    services.buy_in(wallet=wallet_a, amount=5, source="b", idempotency_key=key())
+    batch = [
+        services.EntryRequest(postings=[(wallet_a, -3), (pot, 3)], memo="ante, owed 5",
+                              source="b", idempotency_key=key(), shortfall=2),
+        services.EntryRequest(postings=[(wallet_a, -1), (pot, 1)], memo="ante",
+                              source="b", idempotency_key=key()),
+    ]
+    entries = services.entries_post(entries=batch)
+    assert [e.shortfall for e in entries] == [2, 0]
+    stored = JournalEntry.objects.filter(pk__in=[e.pk for e in entries]).order_by("pk")
+    assert [e.shortfall for e in stored] == [2, 0]
+
+
+def test_a_batch_refuses_a_shortfall_below_zero(wallet_a: Account, pot: Account, key: Key) -> None:
+    services.buy_in(wallet=wallet_a, amount=5, source="b", idempotency_key=key())
+    request = services.EntryRequest(postings=[(wallet_a, -3), (pot, 3)], memo="ante",
+                                    source="b", idempotency_key=key(), shortfall=-1)
+    with pytest.raises(InvalidEntry, match="positive amount"):
+        services.entries_post(entries=[request])
+    assert not JournalEntry.objects.filter(idempotency_key=request.idempotency_key).exists()
+
+
 @pytest.mark.parametrize("text", [
     'a "quoted" memo', "back\\slash \\\" both", "{braces}, commas, and (parens)", "NULL",
     "  spaces  ", "table d'hôte ♠ ♥", "line\nbreak and\ttab", "\\",
