@@ -170,8 +170,8 @@ def post_payments(*, accounts: Accounts, hand: Hand, sealed: Sequence[dict[str, 
 
 
 def _post(accounts: Accounts, groups: list[tuple[Hand, list[dict[str, Any]]]]) -> None:
-    """The held payments and then ``groups``, in that order, as one batch: one entry per hand
-    (``payment_entries``), the hands in the order their payments came."""
+    """The held payments and then ``groups``, in that order, as one batch: each hand's
+    payments as ``payment_entries`` makes them, the hands in the order their payments came."""
     groups = accounts._held + groups
     accounts._held, accounts._held_by_side = [], {}
     by_hand: dict[Any, tuple[Hand, list[dict[str, Any]]]] = {}
