@@ -366,10 +366,12 @@ def test_a_netted_entry_keeps_its_payments_shortfall(finished_hand):
     accounts = chips.Accounts(partie, partie.seats.select_related("player"))
     _remove(*_payment_entries(finished_hand))  # room in the books for this hand's keys
     pays = [
-        {"seq": 80, "from": 0, "to": "pot", "amount": 2, "reason": "ante", "short": 1},
-        {"seq": 81, "from": 1, "to": "pot", "amount": 1, "reason": "ante", "short": 2},
+        {"type": "pay", "seq": 80, "from": 0, "to": "pot", "amount": 2, "reason": "ante",
+         "short": 1},
+        {"type": "pay", "seq": 81, "from": 1, "to": "pot", "amount": 1, "reason": "ante",
+         "short": 2},
     ]
-    chips._post(accounts, [(finished_hand, pays)])
+    chips.post_payments(accounts=accounts, hand=finished_hand, sealed=pays)
 
     entry = JournalEntry.objects.get(idempotency_key=f"hand:{finished_hand.pk}:80")
     assert entry.shortfall == 3
