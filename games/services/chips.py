@@ -91,11 +91,7 @@ class Accounts:
 
     def _keep(self, hand: Hand, pays: list[dict[str, Any]]) -> None:
         self._held.append((hand, pays))
-        by_side = self._held_by_side
-        for e in pays:
-            payer, payee = str(e["from"]), str(e["to"])
-            by_side[payer] = by_side.get(payer, 0) - e["amount"]
-            by_side[payee] = by_side.get(payee, 0) + e["amount"]
+        _nets(pays, into=self._held_by_side)
 
     def holds(self) -> bool:
         """Whether payments are held and not posted yet."""
@@ -182,9 +178,10 @@ def _post(accounts: Accounts, groups: list[tuple[Hand, list[dict[str, Any]]]]) -
         ledger.entries_post(entries=requests)
 
 
-def _nets(pays: Sequence[dict[str, Any]]) -> dict[str, int]:
-    """What the payments move, by side (``"pot"`` or a seat number), in order of appearance."""
-    nets: dict[str, int] = {}
+def _nets(pays: Sequence[dict[str, Any]], into: dict[str, int] | None = None) -> dict[str, int]:
+    """What the payments move, by side (``"pot"`` or a seat number), in order of appearance;
+    added to ``into`` when given."""
+    nets: dict[str, int] = {} if into is None else into
     for e in pays:
         payer, payee = str(e["from"]), str(e["to"])
         nets[payer] = nets.get(payer, 0) - e["amount"]
@@ -200,11 +197,15 @@ def payment_entries(accounts: Accounts, hand: Hand,
     payment and its shortfall theirs. Payments that move nothing in total (no such case in
     either game today) are posted one entry each instead, so that every payment is in exactly
     one entry."""
-    postings = [(accounts[side], net) for side, net in _nets(pays).items() if net]
+    postings = _postings(accounts, pays)
     if not postings:
-        return [_entry(accounts, hand, [e], [(accounts[e["from"]], -e["amount"]),
-                                             (accounts[e["to"]], e["amount"])]) for e in pays]
+        return [_entry(accounts, hand, [e], _postings(accounts, [e])) for e in pays]
     return [_entry(accounts, hand, pays, postings)]
+
+
+def _postings(accounts: Accounts, pays: Sequence[dict[str, Any]]) -> list[tuple[Account, int]]:
+    """A posting per account the payments move, of its net (none for a net of zero)."""
+    return [(accounts[side], net) for side, net in _nets(pays).items() if net]
 
 
 def _entry(accounts: Accounts, hand: Hand, pays: Sequence[dict[str, Any]],
@@ -300,8 +301,7 @@ def reconcile_hand(*, hand: Hand) -> list[str]:
                 problems.append(f"ledger: payment {prefix}{seq} is in two entries, "
                                 f"{covered[seq]} and {key}")
             covered[seq] = key
-        moved = {accounts[side].pk: net
-                 for side, net in _nets([pays[seq] for seq in part]).items() if net}
+        moved = {account.pk: net for account, net in _postings(accounts, [pays[s] for s in part])}
         lines = {p.account_id: p.amount for p in entry.postings.all()}
         if lines != moved:
             problems.append(f"ledger: entry {key} moves {lines}, its payment events "
