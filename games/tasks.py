@@ -189,10 +189,11 @@ def sweep_deadlines(grace_seconds: float = 0.0) -> int:
     fired = 0
     overdue = Hand.objects.filter(
         status=Hand.Status.PLAYING, deadline__lte=now - timedelta(seconds=grace_seconds),
-    ).order_by("deadline").values_list("id", "deadline_seq")[:500]
-    for hand_id, seq in overdue:
+    ).order_by("deadline").values_list("id", "deadline_seq", "last_seq")[:500]
+    for hand_id, seq, last_seq in overdue:
         try:
-            if seq is not None and deadline_fire(hand_id=hand_id, seq=seq, at=timezone.now()):
+            if seq is not None and deadline_fire(hand_id=hand_id, seq=seq, at=timezone.now(),
+                                                 last_seq=last_seq):
                 fired += 1
         except Exception:  # one broken hand must not stop the sweep of the others
             logger.exception("sweeping hand %s failed", hand_id)

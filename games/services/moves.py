@@ -359,14 +359,14 @@ def timer_fire(*, hand_id: Any, armed: datetime, at: datetime,
     for (``None``: the hand is over, waits for nothing, another task serves it, or the sweeper
     will)."""
     current = Hand.objects.filter(pk=hand_id).values_list(
-        "status", "deadline", "deadline_seq", "timer_at").first()
+        "status", "deadline", "deadline_seq", "timer_at", "last_seq").first()
     if current is None:
         return False, None
-    status, deadline, seq, timer_at = current
+    status, deadline, seq, timer_at, last_seq = current
     if status != Hand.Status.PLAYING or timer_at != armed:
         return False, None
     if deadline is not None and seq is not None and deadline <= at and deadline_fire(
-            hand_id=hand_id, seq=seq, at=at):
+            hand_id=hand_id, seq=seq, at=at, last_seq=last_seq):
         return True, None
     with transaction.atomic():
         due = (Hand.objects.select_for_update()
@@ -385,7 +385,7 @@ def timer_fire(*, hand_id: Any, armed: datetime, at: datetime,
     return False, due
 
 
-def deadline_fire(*, hand_id: Any, seq: int, at: datetime) -> bool:
+def deadline_fire(*, hand_id: Any, seq: int, at: datetime, last_seq: int | None = None) -> bool:
     """Play the pending decision's move if the hand still waits for it at ``seq`` and it is
     due; otherwise do nothing (a late or duplicated timer is harmless). True if it played.
 
@@ -393,9 +393,13 @@ def deadline_fire(*, hand_id: Any, seq: int, at: datetime) -> bool:
     it stale. That is answered by one unlocked read of two columns, without a transaction or
     the hand's lock: a hand's seq only grows and a finished hand is never played again, so a
     hand past ``seq`` or over is past it for good. Only a hand still at ``seq`` is locked and
-    checked again."""
-    current = Hand.objects.filter(pk=hand_id).values_list("last_seq", "status").first()
-    if current is None or current != (seq, Hand.Status.PLAYING):
+    checked again. ``last_seq``: the hand's, as a caller that found it being played has just
+    read it (timer_fire, the sweeper); that read stands for this one."""
+    if last_seq is None:
+        current = Hand.objects.filter(pk=hand_id).values_list("last_seq", "status").first()
+        if current is None or current != (seq, Hand.Status.PLAYING):
+            return False
+    elif last_seq != seq:
         return False
     with transaction.atomic():
         try:

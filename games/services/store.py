@@ -22,16 +22,16 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, fields, is_dataclass
 from dataclasses import field as dataclass_field
 from datetime import datetime
-from typing import Any, NoReturn, TypeVar
+from typing import Any, NoReturn
 
 import orjson
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, IntegrityError, connections, models
 from django.db.backends.utils import CursorDebugWrapper, CursorWrapper
-from django.db.models.base import ModelState
 from django.utils import timezone
 
+from config.rows import built
 from games.engine import comet, commere
 from games.engine.base import Event
 from games.engine.deal import deal_from_seed
@@ -41,8 +41,6 @@ from games.engine.registry import get_game
 from games.errors import CommandConflict, StaleSequence
 from games.models import Command, Hand, HandEvent, HandSeed, Partie, Seat
 from ledger.models import Account, AccountKind
-
-M = TypeVar("M", bound=models.Model)
 
 logger = logging.getLogger(__name__)
 
@@ -850,22 +848,6 @@ def instances(row: Sequence[Any], *of: type[models.Model]) -> list[Any]:
         out.append(built(model, db.alias, names, values))
         start += len(names)
     return out
-
-
-def built(model: type[M], alias: str, names: Sequence[str], values: Sequence[Any]) -> M:
-    """``model.from_db(alias, names, values)`` without ``Model.__init__``: the values set as
-    the instance's attributes, its state as read from ``alias``. An attribute not given is
-    deferred, read if asked, as ``from_db`` leaves it. ``__init__`` sets each field through
-    its descriptor and sends ``pre_init`` and ``post_init``, which nothing here listens to
-    (tests/games/test_store_statements.py checks both): a twentieth of a worker's CPU under
-    the benchmark's moves went to building the rows of a hand's read."""
-    instance = model.__new__(model)
-    instance.__dict__.update(zip(names, values, strict=True))
-    state = ModelState()
-    state.adding = False
-    state.db = alias
-    instance._state = state
-    return instance
 
 
 @functools.lru_cache(maxsize=32)

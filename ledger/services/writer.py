@@ -8,10 +8,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models.base import ModelState
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from config.rows import built
 from ledger.exceptions import (
     BackdatedEntry,
     IdempotencyConflict,
@@ -42,17 +42,8 @@ _ENTRY_FIELDS = (
 
 def written_entry(values: Sequence[Any]) -> JournalEntry:
     """The entry just written, as ``JournalEntry.from_db(alias, _ENTRY_FIELDS, values)`` makes
-    it, without ``Model.__init__`` (each field set through its descriptor, and the pre_init and
-    post_init signals, which nothing listens to for entries): a twelfth of the CPU of a move
-    that ends a hand went to building the entries of its batch (bench/api_bench.md, eleventh
-    round). tests/ledger/test_services.py checks that both give the same instance."""
-    entry = JournalEntry.__new__(JournalEntry)
-    entry.__dict__.update(zip(_ENTRY_FIELDS, values, strict=True))
-    state = ModelState()
-    state.adding = False
-    state.db = connection.alias
-    entry._state = state
-    return entry
+    it (config.rows.built; tests/ledger/test_services.py checks that both give the same)."""
+    return built(JournalEntry, connection.alias, _ENTRY_FIELDS, values)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from games.engine.base import BY_FORCED, Move
 from games.engine.deal import commitment, deal_from_seed
 from games.engine.registry import get_game
 from games.errors import CommandConflict
-from games.models import Command, Hand, Partie
+from games.models import Command, Hand, HandEvent, Partie
 from games.selectors import hand_view, hand_view_by_id
 from games.services import (
     MovePlayed,
@@ -585,6 +585,35 @@ def test_a_timer_that_finds_its_hand_moved_on_reads_one_row_and_locks_nothing(pe
     assert deadline_fire(hand_id=hand.id, seq=hand.last_seq, at=late)  # the current one plays
     hand.refresh_from_db()
     assert hand.last_seq > before
+
+
+def test_a_caller_that_read_the_hand_lends_its_read_to_the_timer(people):
+    # timer_fire and the sweeper read the hand's last_seq with its deadline: deadline_fire
+    # takes that read instead of its own; the locked check still decides.
+    partie, users = _partie(people, pause=0)
+    hand = partie.hands.get()
+    seq = hand.last_seq
+    late = T0 + timedelta(hours=1)
+    with CaptureQueriesContext(connection) as queries:
+        assert not deadline_fire(hand_id=hand.id, seq=seq, at=late, last_seq=seq + 1)
+    assert queries.captured_queries == []  # a read showing the hand moved on: nothing to do
+
+    seat = hand_view(hand=hand, user=users[0])["to_act"][0]
+    loaded = store.load(hand)
+    move = loaded.game.legal_moves(loaded.state)[seat][0]
+    move_play(hand_id=hand.id, user=users[seat], move=move, seq=seq, command_id=uuid.uuid4(),
+              at=T0 + timedelta(seconds=1))
+    hand.refresh_from_db()
+    assert hand.last_seq > seq
+    # A read that was right when made, the hand moved on since: the locked check refuses.
+    assert not deadline_fire(hand_id=hand.id, seq=seq, at=late, last_seq=seq)
+    assert HandEvent.objects.filter(hand=hand, by="timeout").count() == 0
+    assert hand.status == Hand.Status.PLAYING  # one move does not end a hand of Ma commère
+    before = hand.last_seq
+    assert deadline_fire(hand_id=hand.id, seq=before, at=late, last_seq=before)
+    hand.refresh_from_db()
+    assert hand.last_seq > before
+    assert HandEvent.objects.filter(hand=hand, by="timeout").exists()
 
 
 def test_a_timer_for_a_finished_hand_does_nothing(people):

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from django.db import connection, models
 
+from config.rows import built
 from games.models import Command, Hand, HandEvent, HandSeed, Partie
 from games.services import store
 
@@ -164,7 +165,7 @@ def test_an_instance_built_from_a_row_is_the_one_from_db_makes(case: int) -> Non
     model, names, values = _instance_pairs()[case]
     expected = model.from_db("default", names, values)
 
-    made = store.built(model, "default", names, values)
+    made = built(model, "default", names, values)
 
     assert type(made) is model
     assert {k: v for k, v in vars(made).items() if k != "_state"} == {
@@ -177,7 +178,7 @@ def test_an_instance_built_from_a_row_is_the_one_from_db_makes(case: int) -> Non
 def test_a_field_not_read_is_read_when_asked(django_user_model: Any) -> None:
     person = django_user_model.objects.create_user("deferred", email="d@example.org")
 
-    made = store.built(django_user_model, "default", ["id", "username"], [person.pk, "deferred"])
+    made = built(django_user_model, "default", ["id", "username"], [person.pk, "deferred"])
 
     assert made.get_deferred_fields() == {f.attname for f in django_user_model._meta.concrete_fields
                                           if f.attname not in ("id", "username")}
