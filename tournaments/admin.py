@@ -14,6 +14,7 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
 from games.errors import GameError
+from games.models import Seat
 
 from . import selectors, services
 from .models import Club, Membership, Registration, Season, Soiree, SoireeTable
@@ -140,11 +141,40 @@ class PlayerMembershipInline(admin.TabularInline):
     fk_name = "user"
 
 
+class PlayerKindFilter(admin.SimpleListFilter):
+    """People by default; the users bots play as (one per partie and seat: a wallet is never
+    shared by two tables, games.services.chips.bot_user) only when asked for, since a demo
+    soirée or a bot partie seats dozens of them. A bot is a user who has sat as one."""
+
+    title = "kind"
+    parameter_name = "kind"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("bots", "Bots"), ("all", "All")]
+
+    def choices(self, changelist: Any) -> Any:
+        yield {"selected": self.value() is None, "display": "People",
+               "query_string": changelist.get_query_string(remove=[self.parameter_name])}
+        for value, title in self.lookup_choices:
+            yield {"selected": self.value() == value, "display": title,
+                   "query_string": changelist.get_query_string({self.parameter_name: value})}
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        bots = Seat.objects.exclude(bot="").values("player_id")
+        if self.value() is None:
+            return queryset.exclude(pk__in=bots)
+        if self.value() == "bots":
+            return queryset.filter(pk__in=bots)
+        return queryset
+
+
 admin.site.unregister(User)
 
 
 @admin.register(User)
 class PlayerAdmin(UserAdmin):
-    """Players are users; their club memberships are edited with them."""
+    """Players are users; their club memberships are edited with them. The list shows people
+    unless bots are asked for (PlayerKindFilter)."""
 
     inlines = [*UserAdmin.inlines, PlayerMembershipInline]
+    list_filter = [PlayerKindFilter, *UserAdmin.list_filter]

@@ -1,0 +1,42 @@
+"""The player admin lists people; the users bots play as are listed only when asked for."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.utils import timezone
+
+from games.models import Seat
+from games.services import partie_start
+
+pytestmark = pytest.mark.django_db
+
+PLAYERS = "/admin/auth/user/"
+
+
+def _listed(html: str) -> set[str]:
+    # The changelist links each user's change page with the username as the link's text.
+    return set(re.findall(r'<a href="/admin/auth/user/\d+/change/[^"]*">([^<]+)</a>', html))
+
+
+def test_the_players_list_shows_people_and_bots_on_request(admin_client):
+    people = get_user_model().objects
+    alice = people.create_user("alice")
+    people.create_user("never-seated")
+    partie_start(game="comet", players=[alice], bots=["heuristic", "random"],
+                 at=timezone.now())
+    bots = {s.player.username for s in Seat.objects.exclude(bot="")}
+    assert len(bots) == 2
+
+    shown = _listed(admin_client.get(PLAYERS).content.decode())
+    assert {"alice", "never-seated", "admin"} <= shown
+    assert not shown & bots
+
+    assert _listed(admin_client.get(PLAYERS, {"kind": "bots"}).content.decode()) == bots
+    everyone = _listed(admin_client.get(PLAYERS, {"kind": "all"}).content.decode())
+    assert everyone >= bots | {"alice", "never-seated"}
+
+    page = admin_client.get(PLAYERS).content.decode()
+    assert "By kind" in page and "?kind=bots" in page and "?kind=all" in page
