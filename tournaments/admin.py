@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from django.contrib import admin, messages
@@ -152,7 +153,7 @@ class PlayerKindFilter(admin.SimpleListFilter):
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
         return [("bots", "Bots"), ("all", "All")]
 
-    def choices(self, changelist: Any) -> Any:
+    def choices(self, changelist: Any) -> Iterator[dict[str, Any]]:
         yield {"selected": self.value() is None, "display": "People",
                "query_string": changelist.get_query_string(remove=[self.parameter_name])}
         for value, title in self.lookup_choices:
