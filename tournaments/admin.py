@@ -161,12 +161,16 @@ class PlayerKindFilter(admin.SimpleListFilter):
                    "query_string": changelist.get_query_string({self.parameter_name: value})}
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
-        bots = Seat.objects.exclude(bot="").values("player_id")
         if self.value() is None:
-            return queryset.exclude(pk__in=bots)
+            return queryset.exclude(pk__in=_bots())
         if self.value() == "bots":
-            return queryset.filter(pk__in=bots)
+            return queryset.filter(pk__in=_bots())
         return queryset
+
+
+def _bots() -> QuerySet[Any]:
+    """The users who have sat as a bot."""
+    return Seat.objects.exclude(bot="").values("player_id")
 
 
 admin.site.unregister(User)
@@ -175,7 +179,17 @@ admin.site.unregister(User)
 @admin.register(User)
 class PlayerAdmin(UserAdmin):
     """Players are users; their club memberships are edited with them. The list shows people
-    unless bots are asked for (PlayerKindFilter)."""
+    unless bots are asked for (PlayerKindFilter), and the user pickers people only."""
 
     inlines = [*UserAdmin.inlines, PlayerMembershipInline]
     list_filter = [PlayerKindFilter, *UserAdmin.list_filter]
+
+    def get_search_results(self, request: HttpRequest, queryset: QuerySet[Any],
+                           search_term: str) -> tuple[QuerySet[Any], bool]:
+        """The user pickers (a membership's, a soirée registration's) offer people only: a
+        bot is never a member nor registered, the service seats it."""
+        found, duplicates = super().get_search_results(request, queryset, search_term)
+        match = request.resolver_match
+        if match is not None and match.url_name == "autocomplete":
+            found = found.exclude(pk__in=_bots())
+        return found, duplicates

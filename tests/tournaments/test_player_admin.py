@@ -40,3 +40,22 @@ def test_the_players_list_shows_people_and_bots_on_request(admin_client):
 
     page = admin_client.get(PLAYERS).content.decode()
     assert "By kind" in page and "?kind=bots" in page and "?kind=all" in page
+
+
+def test_the_user_pickers_offer_people_only(admin_client):
+    people = get_user_model().objects
+    alice = people.create_user("alice")
+    partie_start(game="comet", players=[alice], bots=["heuristic", "random"],
+                 at=timezone.now())
+    bots = {s.player.username for s in Seat.objects.exclude(bot="")}
+
+    for model, field in (("membership", "user"), ("registration", "user")):
+        answer = admin_client.get("/admin/autocomplete/", {
+            "app_label": "tournaments", "model_name": model, "field_name": field, "term": ""})
+        assert answer.status_code == 200
+        offered = {r["text"] for r in answer.json()["results"]}
+        assert "alice" in offered and not offered & bots
+
+    # The players list's own search still finds bots when they are asked for.
+    found = _listed(admin_client.get(PLAYERS, {"kind": "bots", "q": "bot-"}).content.decode())
+    assert found == bots
