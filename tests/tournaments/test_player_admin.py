@@ -21,14 +21,20 @@ def _listed(html: str) -> set[str]:
     return set(re.findall(r'<a href="/admin/auth/user/\d+/change/[^"]*">([^<]+)</a>', html))
 
 
-def test_the_players_list_shows_people_and_bots_on_request(admin_client):
+@pytest.fixture
+def bots() -> set[str]:
+    """A partie of alice and two bots, and a user never seated: the bots' usernames."""
     people = get_user_model().objects
     alice = people.create_user("alice")
     people.create_user("never-seated")
     partie_start(game="comet", players=[alice], bots=["heuristic", "random"],
                  at=timezone.now())
-    bots = {s.player.username for s in Seat.objects.exclude(bot="")}
-    assert len(bots) == 2
+    found = {s.player.username for s in Seat.objects.exclude(bot="")}
+    assert len(found) == 2
+    return found
+
+
+def test_the_players_list_shows_people_and_bots_on_request(admin_client, bots):
 
     shown = _listed(admin_client.get(PLAYERS).content.decode())
     assert {"alice", "never-seated", "admin"} <= shown
@@ -42,12 +48,7 @@ def test_the_players_list_shows_people_and_bots_on_request(admin_client):
     assert "By kind" in page and "?kind=bots" in page and "?kind=all" in page
 
 
-def test_the_user_pickers_offer_people_only(admin_client):
-    people = get_user_model().objects
-    alice = people.create_user("alice")
-    partie_start(game="comet", players=[alice], bots=["heuristic", "random"],
-                 at=timezone.now())
-    bots = {s.player.username for s in Seat.objects.exclude(bot="")}
+def test_the_user_pickers_offer_people_only(admin_client, bots):
 
     for model, field in (("membership", "user"), ("registration", "user")):
         answer = admin_client.get("/admin/autocomplete/", {
