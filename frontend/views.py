@@ -6,9 +6,11 @@ so that a page can never show more than the API lets the viewer see.
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
 
 from games.models import Hand
 from tournaments.models import Soiree
@@ -30,7 +32,8 @@ def soiree_page(request: HttpRequest, soiree_id: int) -> HttpResponse:
 @login_required
 def table_page(request: HttpRequest, hand_id: str) -> HttpResponse:
     hand = get_object_or_404(Hand.objects.select_related("partie"), pk=hand_id)
-    return render(request, "frontend/table.html", {"hand": hand})
+    live_url = settings.ACADEMIE_LIVE_URL + reverse("partie-live", args=[hand.partie_id])
+    return render(request, "frontend/table.html", {"hand": hand, "live_url": live_url})
 
 
 @login_required

@@ -49,3 +49,15 @@ def _no_recent_hands() -> Any:
     recent.hands.clear()
     yield
     recent.hands.clear()
+
+
+@pytest.fixture(autouse=True)
+def live_hub() -> Any:
+    """Each test announces to a hub of its own, in this process (games/live.py); a test that
+    needs Redis replaces it with ``live.use_hub``."""
+    from games import live
+
+    hub = live.LocalHub()
+    old = live.use_hub(hub)
+    yield hub
+    live.use_hub(old)

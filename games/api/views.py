@@ -2,21 +2,32 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
+from collections.abc import Mapping
 from datetime import timedelta
+from typing import Any
 
-from django.http import Http404
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.core.handlers.asgi import ASGIRequest
+from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
+from rest_framework.exceptions import NotFound
+from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from games import selectors, services
+from config.renderers import JSONRenderer
+from games import live, selectors, services
 from games.api import serializers as s
 from games.engine.base import Move
-from games.models import Hand
+from games.models import Hand, Partie
 
 
 def _hand(hand_id: str) -> Hand:
@@ -56,6 +67,85 @@ class PartieDetailView(APIView):
     def get(self, request: Request, partie_id: str) -> Response:
         partie = get_object_or_404(selectors.partie_list(), pk=partie_id)
         return Response(s.PartieSerializer(partie).data)
+
+
+class EventStreamRenderer(BaseRenderer):
+    """``text/event-stream``, for the live stream's clients. A refused request (401, 403, 404)
+    is answered with one ``error`` event whose data is the API's usual JSON answer."""
+
+    media_type = "text/event-stream"
+    format = "event-stream"
+    charset = None
+
+    def render(self, data: Any, accepted_media_type: str | None = None,
+               renderer_context: Mapping[str, Any] | None = None) -> bytes:
+        return b"event: error\ndata: " + json.dumps(data).encode() + b"\n\n"
+
+
+def _current(partie_id: Any) -> dict[str, Any]:
+    """The partie and its latest hand as an announcement: a stream's first message."""
+    partie = Partie.objects.only("id", "status").get(pk=partie_id)
+    hand = (Hand.objects.filter(partie_id=partie_id).only("id", "number", "last_seq", "status")
+            .order_by("-number").first())
+    return live.announcement(partie=partie, hand=hand)
+
+
+class PartieLiveView(APIView):
+    """Server-sent events: the partie's announcements (games/live.py)."""
+
+    renderer_classes = [EventStreamRenderer, JSONRenderer]
+
+    @extend_schema(
+        responses={(200, "text/event-stream"): OpenApiTypes.STR},
+        description=(
+            "Live updates of a partie, as server-sent events. The first event is the partie's "
+            "latest hand; then one event each time a command leaves a hand of the partie "
+            "somewhere new (a move, a forced move, a time-out, a deal), and one when the "
+            "partie closes. Each event's data is JSON: `partie`, `partie_status`, `hand`, "
+            "`number`, `seq`, `status` (the hand fields are null for the partie alone). "
+            "Nothing hidden is ever sent: read the hand again for your view of it. The "
+            "stream ends after a while (ACADEMIE_LIVE_SECONDS) and the browser reconnects."),
+    )
+    def get(self, request: Request, partie_id: str) -> StreamingHttpResponse:
+        if not Partie.objects.filter(pk=partie_id).exists():
+            raise NotFound("no such partie")
+        hub = live.hub()
+        django_request = request._request
+        keepalive = settings.ACADEMIE_LIVE_KEEPALIVE_SECONDS
+        if isinstance(django_request, ASGIRequest):
+            def release_async() -> None:
+                hub.unwatch(watcher)
+
+            async def events() -> Any:
+                nonlocal watcher
+                watcher = hub.watch(partie_id, loop=asyncio.get_running_loop())
+                first = await sync_to_async(_current)(partie_id)
+                async for chunk in live.astream(watcher, first, keepalive=keepalive,
+                                                seconds=settings.ACADEMIE_LIVE_SECONDS,
+                                                release=release_async):
+                    yield chunk
+
+            watcher: live.Watcher | None = None
+            response = StreamingHttpResponse(events(), content_type="text/event-stream")
+        else:
+            # A WSGI server whose worker serves one request at a time (gunicorn's sync
+            # workers) must not be held by a stream: it answers the first event and ends, and
+            # the browser reconnects after the retry. The live server is ASGI (README).
+            threads = django_request.META.get("wsgi.multithread", False)
+            watcher = hub.watch(partie_id)
+            response = StreamingHttpResponse(
+                live.stream(watcher, _current(partie_id), keepalive=keepalive,
+                            seconds=settings.ACADEMIE_LIVE_SECONDS if threads else 0,
+                            release=lambda: hub.unwatch(watcher)),
+                content_type="text/event-stream")
+        response["Cache-Control"] = "no-cache"
+        response["X-Accel-Buffering"] = "no"
+        origin = request.headers.get("Origin")
+        if origin and origin in settings.ACADEMIE_LIVE_ORIGINS:  # pages served elsewhere
+            response["Access-Control-Allow-Origin"] = origin
+            response["Access-Control-Allow-Credentials"] = "true"
+            response["Vary"] = "Origin"
+        return response
 
 
 class HandDetailView(APIView):

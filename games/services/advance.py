@@ -17,6 +17,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from games import live
 from games.engine.base import BY_FORCED, BY_PLAYER, BY_TIMEOUT, Move
 from games.engine.bots import make_bot
 from games.models import Hand, Partie, Seat
@@ -114,6 +115,7 @@ def advance(table: Table, hand: Hand, loaded: store.Loaded, *, now: datetime) ->
     for _ in range(MAX_STEPS):
         if game.is_over(loaded.state):
             _finish(table, hand, loaded, now=now)
+            _announce(table, hand)
             return loaded
         legal = game.legal_moves(loaded.state)
         awaited = game.to_act(loaded.state)
@@ -149,6 +151,7 @@ def advance(table: Table, hand: Hand, loaded: store.Loaded, *, now: datetime) ->
             _set_deadline(table, hand, now + window, KIND_BOT, now=now)
         else:
             _set_deadline(table, hand, now + partie.move_timeout, KIND_TIMEOUT, now=now)
+        _announce(table, hand)
         return loaded
     raise RuntimeError(f"hand {hand.id} did not settle after {MAX_STEPS} moves")
 
@@ -202,6 +205,13 @@ def _set_deadline(table: Table, hand: Hand, at: datetime, kind: str, *, now: dat
         table.on_commit(lambda: arm_deadline(hand_id=hand_id, at=at))
         return
     table.on_commit(lambda: schedule_deadline(hand_id=hand_id, seq=seq, at=at))
+
+
+def _announce(table: Table, hand: Hand) -> None:
+    """Once the command commits, tell the partie's watchers where it left ``hand``
+    (games/live.py): ``advance`` is the last step of every command on a hand."""
+    message = live.announcement(partie=table.partie, hand=hand)
+    table.on_commit(lambda: live.announce(message))
 
 
 def _finish(table: Table, hand: Hand, loaded: store.Loaded, *, now: datetime) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
+from games import live
 from games.engine.deal import commitment, deal_from_seed, new_seed
 from games.engine.registry import get_game
 from games.errors import GameError, InvalidPartie, PartieOver
@@ -232,3 +233,5 @@ def partie_close(*, partie: Partie, at: datetime) -> None:
         partie.ended_at = at
         partie.next_hand_at = None
         partie.save(update_fields=["status", "ended_at", "next_hand_at"])
+        message = live.announcement(partie=partie)
+        transaction.on_commit(lambda: live.announce(message))

@@ -162,7 +162,17 @@ def illegal_move_for(table: Table, viewer: int) -> dict[str, Any]:
 
 
 #: Answers that do not depend on who asks (their views never read the requester).
-SHARED = ("record", "verify", "partie", "parties")
+SHARED = ("record", "verify", "partie", "parties", "live")
+
+
+def _body(answer: Any) -> tuple[Any, str]:
+    """An answer's JSON and text; the live stream's (games/live.py: a server that serves one
+    request at a time sends its first event and ends) as the list of its events."""
+    if not answer.streaming:
+        return answer.json(), answer.content.decode()
+    text = b"".join(answer.streaming_content).decode()
+    return [json.loads(line[len("data: "):]) for line in text.splitlines()
+            if line.startswith("data: ")], text
 
 
 def check_everything_as_everyone(table: Table) -> None:
@@ -178,7 +188,8 @@ def check_everything_as_everyone(table: Table) -> None:
     hidden_from_all = hidden_of(state, None)  # every hand and the talon
     base = f"/api/hands/{hand.id}"
     shared_urls = {"record": f"{base}/record", "verify": f"{base}/verify",
-                   "partie": f"/api/parties/{table.partie.pk}/", "parties": "/api/parties/"}
+                   "partie": f"/api/parties/{table.partie.pk}/", "parties": "/api/parties/",
+                   "live": f"/api/parties/{table.partie.pk}/live"}
     first_look = table.looks.get(hand.pk, 0) == 0
     shared_seen: dict[str, Any] = {}
     for turn, (viewer, client) in enumerate(table.clients.items()):
@@ -195,19 +206,19 @@ def check_everything_as_everyone(table: Table) -> None:
         for name, url in urls.items():
             answer = client.get(url)
             expected = 409 if name in ("record", "verify") and not over else 200
-            assert answer.status_code == expected, (name, who, answer.content)
+            assert answer.status_code == expected, (name, who, answer)
+            body, text = _body(answer)
             if name in SHARED:
-                assert shared_seen.setdefault(name, answer.json()) == answer.json(), name
+                assert shared_seen.setdefault(name, body) == body, name
             if name == "hand":
-                table.views[viewer] = answer.json()
+                table.views[viewer] = body
             if name == "events" and not over and holder is not None and holder != viewer:
-                kept = [e for e in answer.json()["events"] if e["type"] == "keep_comet"]
+                kept = [e for e in body["events"] if e["type"] == "keep_comet"]
                 assert all(e["seat"] is None for e in kept), f"events tell {who} who kept the Comet"
             if over:
                 continue
-            leaked = cards_named(answer.json()) & (hidden_from_all if name in SHARED else hidden)
+            leaked = cards_named(body) & (hidden_from_all if name in SHARED else hidden)
             assert not leaked, f"{name} shows {who} the hidden cards {sorted(leaked)}"
-            text = answer.content.decode()
             assert not [s for s in secrets if s in text], f"{name} shows {who} the seed or a hash"
         view = table.views[viewer]
         assert view["your_seat"] == viewer

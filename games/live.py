@@ -1,0 +1,282 @@
+"""Live table updates (ARCHITECTURE.md, command flow: "on commit, notify the table's watchers").
+
+After a command commits, each hand it moved is announced on its partie's channel, and a partie
+that closes is announced too. Pages watch a partie through a server-sent events stream
+(``GET /api/parties/{id}/live``) and, on each announcement, read their own view of the hand
+again (``GET /api/hands/{id}/``), which is redacted for them. So an announcement carries only
+what every spectator may see: which hand moved, its number, its seq and its status, and the
+partie's status (``announcement``). Never a card, a seed or a talon.
+
+Two hubs, chosen by the settings:
+
+- ``LocalHub`` (the embedded default, no Redis): the announcements of this process reach the
+  watchers of this process. ``manage.py serve`` plays every command in its own process (the
+  requests, the timers and the clock), so every announcement reaches every page.
+- ``RedisHub`` (``REDIS_URL`` set): commands run in the web workers and in the Celery worker,
+  and streams are served by the live server (``uvicorn config.asgi:application``), so
+  announcements go through Redis pub/sub. A command only hands its announcement to a queue;
+  a publisher thread sends it, so a move never waits on Redis. A process that has watchers
+  runs one listener thread, subscribed to every partie's channel, which hands each
+  announcement to the watchers of its partie in this process.
+
+An announcement can be lost (Redis down, a stream reconnecting): it is a hint to read again,
+not the evidence. A page that reconnects gets the partie's current hand as its first message,
+and pages also read their hand again every few seconds whatever they hear.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import queue
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
+
+from django.conf import settings
+
+logger = logging.getLogger(__name__)
+
+CHANNEL_PREFIX = "academie:live:partie:"
+
+
+def announcement(*, partie: Any, hand: Any = None) -> dict[str, Any]:
+    """What a watcher of ``partie`` is told: ``hand`` (a ``Hand``, or ``None`` for the partie
+    alone) as the command leaves it. Only fields every spectator sees."""
+    message: dict[str, Any] = {"partie": str(partie.pk), "partie_status": str(partie.status),
+                               "hand": None, "number": None, "seq": None, "status": None}
+    if hand is not None:
+        message.update(hand=str(hand.pk), number=hand.number, seq=hand.last_seq,
+                       status=str(hand.status))
+    return message
+
+
+class Watcher:
+    """One stream's subscription to a partie: announcements queue up here until read, with
+    ``get`` (a thread) or ``aget`` (an event loop: the watcher made by ``awatch``)."""
+
+    def __init__(self, partie_id: str, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        self.partie_id = partie_id
+        self._loop = loop
+        self._queue: queue.SimpleQueue[dict[str, Any]] = queue.SimpleQueue()
+        self._aqueue: asyncio.Queue[dict[str, Any]] | None = asyncio.Queue() if loop else None
+
+    def put(self, message: dict[str, Any]) -> None:
+        if self._loop is None:
+            self._queue.put(message)
+        else:
+            assert self._aqueue is not None
+            with contextlib.suppress(RuntimeError):  # a closed loop: the stream is gone
+                self._loop.call_soon_threadsafe(self._aqueue.put_nowait, message)
+
+    def get(self, timeout: float) -> dict[str, Any] | None:
+        try:
+            return self._queue.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+    async def aget(self, timeout: float) -> dict[str, Any] | None:
+        assert self._aqueue is not None, "made by watch(), not awatch()"
+        try:
+            return await asyncio.wait_for(self._aqueue.get(), timeout)
+        except TimeoutError:
+            return None
+
+
+class LocalHub:
+    """Announcements delivered to the watchers of this process."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._watchers: dict[str, set[Watcher]] = {}
+
+    def publish(self, message: dict[str, Any]) -> None:
+        self.deliver(message)
+
+    def deliver(self, message: dict[str, Any]) -> None:
+        watchers = self._watchers.get(message["partie"])
+        if not watchers:
+            return
+        with self._lock:
+            watchers = set(watchers)
+        for watcher in watchers:
+            watcher.put(message)
+
+    def watch(self, partie_id: Any, loop: asyncio.AbstractEventLoop | None = None) -> Watcher:
+        watcher = Watcher(str(partie_id), loop)
+        with self._lock:
+            self._watchers.setdefault(watcher.partie_id, set()).add(watcher)
+        return watcher
+
+    def unwatch(self, watcher: Watcher) -> None:
+        with self._lock:
+            watchers = self._watchers.get(watcher.partie_id)
+            if watchers is not None:
+                watchers.discard(watcher)
+                if not watchers:
+                    del self._watchers[watcher.partie_id]
+
+    def watching(self, partie_id: Any) -> int:
+        """How many watchers of ``partie_id`` this process has."""
+        return len(self._watchers.get(str(partie_id), ()))
+
+
+class RedisHub(LocalHub):
+    """Announcements through Redis pub/sub, between every process of a deployment."""
+
+    #: How long the listener waits before subscribing again after Redis failed.
+    RETRY_SECONDS = 1.0
+
+    def __init__(self, url: str) -> None:
+        super().__init__()
+        self.url = url
+        self._outbox: queue.SimpleQueue[dict[str, Any]] = queue.SimpleQueue()
+        self._threads: dict[str, tuple[int, threading.Thread]] = {}
+        self._started = threading.Lock()
+        #: Set once the listener is subscribed (tests wait for it).
+        self.listening = threading.Event()
+
+    def publish(self, message: dict[str, Any]) -> None:
+        self._outbox.put(message)
+        self._ensure("publisher", self._publish_loop)
+
+    def watch(self, partie_id: Any, loop: asyncio.AbstractEventLoop | None = None) -> Watcher:
+        watcher = super().watch(partie_id, loop)
+        self._ensure("listener", self._listen_loop)
+        return watcher
+
+    def _ensure(self, name: str, target: Callable[[], None]) -> None:
+        # One thread of each kind per process: a forked process (a Celery or gunicorn worker)
+        # starts its own, as threads do not survive a fork.
+        running = self._threads.get(name)
+        pid = os.getpid()
+        if running is not None and running[0] == pid and running[1].is_alive():
+            return
+        with self._started:
+            running = self._threads.get(name)
+            if running is not None and running[0] == pid and running[1].is_alive():
+                return
+            thread = threading.Thread(target=target, name=f"academie-live-{name}", daemon=True)
+            self._threads[name] = (pid, thread)
+            if name == "listener":
+                self.listening.clear()
+            thread.start()
+
+    def _client(self) -> Any:
+        import redis
+
+        return redis.Redis.from_url(self.url, socket_connect_timeout=2, health_check_interval=30)
+
+    def _publish_loop(self) -> None:
+        client = self._client()
+        while True:
+            batch = [self._outbox.get()]
+            while len(batch) < 100:
+                try:
+                    batch.append(self._outbox.get_nowait())
+                except queue.Empty:
+                    break
+            try:
+                pipe = client.pipeline(transaction=False)
+                for message in batch:
+                    pipe.publish(CHANNEL_PREFIX + message["partie"], json.dumps(message))
+                pipe.execute()
+            except Exception:  # an announcement is a hint (module docstring): log, go on
+                logger.warning("live: %d announcement(s) not published", len(batch),
+                               exc_info=True)
+
+    def _listen_loop(self) -> None:
+        while True:
+            try:
+                pubsub = self._client().pubsub(ignore_subscribe_messages=True)
+                pubsub.psubscribe(CHANNEL_PREFIX + "*")
+                pubsub.get_message(timeout=1.0)  # the subscription's confirmation
+                self.listening.set()
+                for raw in pubsub.listen():
+                    if raw.get("type") == "pmessage":
+                        self.deliver(json.loads(raw["data"]))
+            except Exception:
+                self.listening.clear()
+                logger.warning("live: the subscription failed; subscribing again",
+                               exc_info=True)
+                time.sleep(self.RETRY_SECONDS)
+
+
+_hub: LocalHub | None = None
+_hub_lock = threading.Lock()
+
+
+def hub() -> LocalHub:
+    """This process's hub: Redis pub/sub when ``REDIS_URL`` is set, else the local one."""
+    global _hub
+    if _hub is None:
+        with _hub_lock:
+            if _hub is None:
+                url = settings.REDIS_URL
+                _hub = RedisHub(url) if url else LocalHub()
+    return _hub
+
+
+def use_hub(new: LocalHub | None) -> LocalHub | None:
+    """Replace this process's hub (tests); ``None``: chosen again from the settings."""
+    global _hub
+    with _hub_lock:
+        old, _hub = _hub, new
+    return old
+
+
+def announce(message: dict[str, Any]) -> None:
+    """Hand ``message`` to the hub (called on commit)."""
+    try:
+        hub().publish(message)
+    except Exception:  # never let a hint fail a command that has committed
+        logger.warning("live: an announcement was dropped", exc_info=True)
+
+
+# -- the stream: server-sent events --------------------------------------------------------
+
+
+def event(message: dict[str, Any]) -> bytes:
+    """One server-sent event whose data is ``message`` as JSON."""
+    return f"data: {json.dumps(message, separators=(',', ':'))}\n\n".encode()
+
+
+KEEPALIVE = b": keep-alive\n\n"
+
+
+def retry_field(ms: int) -> bytes:
+    return f"retry: {ms}\n\n".encode()
+
+
+def stream(watcher: Watcher, first: dict[str, Any], *, seconds: float, keepalive: float,
+           release: Callable[[], None]) -> Iterator[bytes]:
+    """The events of a stream served by a thread: ``first``, then each announcement, a
+    comment every ``keepalive`` seconds without one, until ``seconds`` have passed (the
+    browser then connects again, after the ``retry`` the stream set)."""
+    try:
+        yield retry_field(settings.ACADEMIE_LIVE_RETRY_MS)
+        yield event(first)
+        end = time.monotonic() + seconds
+        while (left := end - time.monotonic()) > 0:
+            message = watcher.get(min(keepalive, left))
+            yield KEEPALIVE if message is None else event(message)
+    finally:
+        release()
+
+
+async def astream(watcher: Watcher, first: dict[str, Any], *, seconds: float,
+                  keepalive: float, release: Callable[[], None]) -> AsyncIterator[bytes]:
+    """``stream`` for an event loop (the live server, ASGI)."""
+    try:
+        yield retry_field(settings.ACADEMIE_LIVE_RETRY_MS)
+        yield event(first)
+        end = time.monotonic() + seconds
+        while (left := end - time.monotonic()) > 0:
+            message = await watcher.aget(min(keepalive, left))
+            yield KEEPALIVE if message is None else event(message)
+    finally:
+        release()

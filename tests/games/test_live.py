@@ -1,0 +1,340 @@
+"""Live table updates (games/live.py): what a command announces once it commits, and the stream
+of server-sent events pages watch (GET /api/parties/{id}/live), served by a thread (the embedded
+server), by an event loop (the live server, ASGI) and, with Redis, across processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from asgiref.sync import async_to_sync
+from django.test import AsyncClient
+from rest_framework.test import APIClient
+
+from games import live
+from games.errors import StaleSequence
+from games.models import Hand, Partie
+from games.services import move_play, partie_close, partie_start, store
+
+pytestmark = pytest.mark.django_db
+
+T0 = datetime(2030, 5, 4, 20, 0, tzinfo=UTC)
+KEYS = {"partie", "partie_status", "hand", "number", "seq", "status"}
+STREAM = "text/event-stream"
+
+
+@pytest.fixture
+def people(django_user_model: Any) -> list[Any]:
+    return [django_user_model.objects.create_user(name, password="pw-for-tests")
+            for name in ("alice", "bruno", "chloe", "denis")]
+
+
+def _partie(people: list[Any], *, pause: int = 30) -> Partie:
+    return partie_start(
+        game="commere", players=people, options={"rounds": 3, "compulsory_announce": False},
+        buy_in=100, at=T0, forced_move_delay=timedelta(0), comet_window=timedelta(0),
+        pause_between_hands=timedelta(seconds=pause), move_timeout=timedelta(seconds=30))
+
+
+def _move(hand: Hand, rng: random.Random) -> tuple[int, Any]:
+    loaded = store.load(hand)
+    seat = loaded.game.to_act(loaded.state)[0]
+    return seat, rng.choice(loaded.game.legal_moves(loaded.state)[seat])
+
+
+def _play(hand: Hand, users: dict[int, Any], rng: random.Random, capture: Any) -> Hand:
+    seat, move = _move(hand, rng)
+    with capture(execute=True):
+        played = move_play(hand_id=hand.id, user=users[seat], move=move, seq=hand.last_seq,
+                           command_id=uuid.uuid4(), at=T0 + timedelta(seconds=1))
+    return played.hand
+
+
+def _drain(watcher: live.Watcher) -> list[dict[str, Any]]:
+    got = []
+    while (message := watcher.get(0)) is not None:
+        got.append(message)
+    return got
+
+
+def _users(partie: Partie) -> dict[int, Any]:
+    return {s.number: s.player for s in partie.seats.all()}
+
+
+def test_a_committed_move_announces_its_hand_and_nothing_a_spectator_may_not_see(
+        people, live_hub, django_capture_on_commit_callbacks):
+    partie = _partie(people)
+    hand = partie.hands.get()
+    watcher = live_hub.watch(partie.pk)
+
+    moved = _play(hand, _users(partie), random.Random(3), django_capture_on_commit_callbacks)
+
+    [message] = _drain(watcher)
+    assert set(message) == KEYS
+    assert message == {"partie": str(partie.pk), "partie_status": "playing",
+                       "hand": str(hand.pk), "number": 1, "seq": moved.last_seq,
+                       "status": moved.status}
+    assert moved.last_seq > hand.last_seq
+
+
+def test_a_refused_move_announces_nothing_and_a_move_only_once_it_commits(
+        people, live_hub, django_capture_on_commit_callbacks):
+    partie = _partie(people)
+    hand = partie.hands.get()
+    users = _users(partie)
+    seat, move = _move(hand, random.Random(4))
+    watcher = live_hub.watch(partie.pk)
+
+    with django_capture_on_commit_callbacks(execute=True), pytest.raises(StaleSequence):
+        move_play(hand_id=hand.id, user=users[seat], move=move, seq=hand.last_seq - 1,
+                  command_id=uuid.uuid4(), at=T0)
+    assert _drain(watcher) == []
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        played = move_play(hand_id=hand.id, user=users[seat], move=move, seq=hand.last_seq,
+                           command_id=uuid.uuid4(), at=T0)
+    assert _drain(watcher) == []  # not committed yet
+    for callback in callbacks:  # what the commit runs
+        callback()
+    assert [m["seq"] for m in _drain(watcher)] == [played.hand.last_seq]
+
+
+def test_the_move_that_ends_a_hand_announces_its_end_then_the_next_deal(
+        people, live_hub, django_capture_on_commit_callbacks):
+    partie = _partie(people, pause=0)
+    hand = partie.hands.get()
+    users, rng = _users(partie), random.Random(5)
+    watcher = live_hub.watch(partie.pk)
+
+    while hand.status != Hand.Status.OVER:
+        hand = _play(hand, users, rng, django_capture_on_commit_callbacks)
+
+    heard = _drain(watcher)
+    second = partie.hands.get(number=2)
+    assert heard[-2:] == [
+        {"partie": str(partie.pk), "partie_status": "playing", "hand": str(hand.pk),
+         "number": 1, "seq": hand.last_seq, "status": "over"},
+        {"partie": str(partie.pk), "partie_status": "playing", "hand": str(second.pk),
+         "number": 2, "seq": second.last_seq, "status": second.status},
+    ]
+    assert [m["seq"] for m in heard[:-1]] == sorted(m["seq"] for m in heard[:-1])
+
+
+def test_a_partie_that_closes_is_announced(people, live_hub, django_capture_on_commit_callbacks):
+    partie = _partie(people)
+    hand = partie.hands.get()
+    Hand.objects.filter(pk=hand.pk).update(status=Hand.Status.OVER)  # as if it had ended
+    watcher = live_hub.watch(partie.pk)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        partie_close(partie=partie, at=T0 + timedelta(hours=1))
+
+    assert _drain(watcher) == [{"partie": str(partie.pk), "partie_status": "over", "hand": None,
+                                "number": None, "seq": None, "status": None}]
+
+
+# -- the stream --------------------------------------------------------------------------------
+
+
+def _events(chunks: list[bytes]) -> list[dict[str, Any]]:
+    return [json.loads(c[len(b"data: "):]) for c in chunks if c.startswith(b"data: ")]
+
+
+def test_the_stream_sends_the_current_hand_then_each_announcement_then_ends(
+        people, settings, django_capture_on_commit_callbacks):
+    settings.ACADEMIE_LIVE_SECONDS = 1.0
+    settings.ACADEMIE_LIVE_KEEPALIVE_SECONDS = 0.2
+    partie = _partie(people)
+    hand = partie.hands.get()
+    client = APIClient()
+    client.force_authenticate(people[0])
+
+    response = client.get(f"/api/parties/{partie.pk}/live", HTTP_ACCEPT=STREAM,
+                          **{"wsgi.multithread": True})
+    assert response.status_code == 200
+    assert response["Content-Type"] == STREAM
+    assert response["Cache-Control"] == "no-cache"
+    chunks = iter(response.streaming_content)
+    assert next(chunks) == b"retry: 2000\n\n"
+    [first] = _events([next(chunks)])
+    assert first == {"partie": str(partie.pk), "partie_status": "playing", "hand": str(hand.pk),
+                     "number": 1, "seq": hand.last_seq, "status": "playing"}
+
+    moved = _play(hand, _users(partie), random.Random(6), django_capture_on_commit_callbacks)
+    began = time.monotonic()
+    rest = list(chunks)  # the announcement, keep-alives, then the stream ends
+
+    assert _events(rest) == [{**first, "seq": moved.last_seq, "status": moved.status}]
+    assert b": keep-alive\n\n" in rest
+    assert time.monotonic() - began < 2.0
+
+
+def test_a_worker_that_serves_one_request_at_a_time_gets_one_event_and_the_stream_ends(
+        people, live_hub):
+    partie = _partie(people)
+    client = APIClient()
+    client.force_authenticate(people[0])
+
+    response = client.get(f"/api/parties/{partie.pk}/live", HTTP_ACCEPT=STREAM)
+
+    chunks = list(response.streaming_content)  # wsgi.multithread False: no waiting
+    assert chunks[0] == b"retry: 2000\n\n"
+    assert [e["hand"] for e in _events(chunks)] == [str(partie.hands.get().pk)]
+    assert live_hub.watching(partie.pk) == 0  # its watcher is released
+
+
+def test_the_stream_refuses_strangers_and_unknown_parties_with_the_usual_errors(people):
+    partie = _partie(people)
+    client = APIClient()
+
+    anonymous = client.get(f"/api/parties/{partie.pk}/live", HTTP_ACCEPT=STREAM)
+    client.force_authenticate(people[0])
+    unknown = client.get(f"/api/parties/{uuid.uuid4()}/live", HTTP_ACCEPT=STREAM)
+    as_json = client.get(f"/api/parties/{uuid.uuid4()}/live", HTTP_ACCEPT="application/json")
+
+    assert anonymous.status_code == 401
+    assert anonymous.content.startswith(b"event: error\ndata: ")
+    assert "credentials" in json.loads(anonymous.content.split(b"data: ", 1)[1])["detail"]
+    assert unknown.status_code == 404
+    assert json.loads(unknown.content.split(b"data: ", 1)[1])["detail"] == "no such partie"
+    assert as_json.status_code == 404 and as_json.json()["detail"] == "no such partie"
+
+
+def test_the_live_server_asgi_streams_from_its_event_loop(people, settings, live_hub):
+    settings.ACADEMIE_LIVE_SECONDS = 2.0
+    settings.ACADEMIE_LIVE_KEEPALIVE_SECONDS = 0.2
+    settings.ACADEMIE_LIVE_ORIGINS = ["http://pages.example"]
+    partie = _partie(people)
+    hand = partie.hands.get()
+    later = {**live.announcement(partie=partie, hand=hand), "seq": hand.last_seq + 1}
+
+    async def watch() -> tuple[Any, list[bytes]]:
+        client = AsyncClient()
+        await client.aforce_login(people[0])
+        response = await client.get(f"/api/parties/{partie.pk}/live", headers={
+            "Accept": STREAM, "Origin": "http://pages.example"})
+        chunks: list[bytes] = []
+        async for chunk in response.streaming_content:
+            chunks.append(chunk)
+            if len(chunks) == 2:  # subscribed and sent the current hand: a command commits
+                threading.Thread(target=live.announce, args=(later,)).start()
+            if len(_events(chunks)) == 2:
+                break
+        return response, chunks
+
+    response, chunks = async_to_sync(watch)()
+
+    assert response.status_code == 200
+    assert response["Access-Control-Allow-Origin"] == "http://pages.example"
+    assert response["Access-Control-Allow-Credentials"] == "true"
+    assert [e["seq"] for e in _events(chunks)] == [hand.last_seq, hand.last_seq + 1]
+
+
+def test_a_command_commits_and_answers_even_when_redis_is_down(
+        people, django_capture_on_commit_callbacks):
+    partie = _partie(people)
+    hand = partie.hands.get()
+    live.use_hub(live.RedisHub("redis://127.0.0.1:1/0"))  # nothing listens there
+
+    moved = _play(hand, _users(partie), random.Random(7), django_capture_on_commit_callbacks)
+
+    assert Hand.objects.get(pk=hand.pk).last_seq == moved.last_seq > hand.last_seq
+
+
+# -- the deployment: the live server (uvicorn, ASGI) and the commands' processes, on Redis ----
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _read_event(sock_file: Any, deadline: float) -> dict[str, Any]:
+    """The next data event of a raw chunked HTTP stream (keep-alives skipped)."""
+    while time.monotonic() < deadline:
+        line = sock_file.readline()
+        if line.startswith(b"data: "):
+            return json.loads(line[len(b"data: "):])
+    raise AssertionError("no event in time")
+
+
+@pytest.mark.postgres
+@pytest.mark.redis
+def test_the_live_server_streams_what_another_process_commits(
+        transactional_db, people, tmp_path):
+    from django.db import connection
+
+    url = "redis://127.0.0.1:6379/0"  # pub/sub channels are the server's, whatever the db
+    db = connection.settings_dict
+    port = _free_port()
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test",
+           "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:"
+                           f"{db['PORT'] or 5432}/{db['NAME']}",
+           "REDIS_URL": url, "ACADEMIE_LIVE_SECONDS": "20",
+           "ACADEMIE_LIVE_KEEPALIVE_SECONDS": "0.5"}
+    log = (tmp_path / "uvicorn.log").open("wb")
+    server = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1",
+         "--port", str(port), "--log-level", "warning", "--timeout-graceful-shutdown", "1"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    hub = live.RedisHub(url)
+    live.use_hub(hub)  # this process plays the commands, as a web or Celery worker does
+    try:
+        partie = _partie(people)
+        hand = partie.hands.get()
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+                break
+            except OSError:
+                assert server.poll() is None, (tmp_path / "uvicorn.log").read_text()
+                assert time.monotonic() < deadline, "the live server did not start"
+                time.sleep(0.1)
+        import base64
+
+        auth = base64.b64encode(b"alice:pw-for-tests").decode()
+        sock.sendall(f"GET /api/parties/{partie.pk}/live HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                     f"Accept: {STREAM}\r\nAuthorization: Basic {auth}\r\n\r\n".encode())
+        stream = sock.makefile("rb")
+        status = stream.readline()
+        assert b" 200 " in status, status + stream.read(2000)
+        first = _read_event(stream, time.monotonic() + 10)
+        assert (first["hand"], first["seq"]) == (str(hand.pk), hand.last_seq)
+
+        moved = _play(hand, _users(partie), random.Random(8), lambda execute: _Nothing())
+
+        heard = _read_event(stream, time.monotonic() + 10)
+        assert heard == {**first, "seq": moved.last_seq, "status": moved.status}
+        sock.close()
+    finally:
+        server.terminate()
+        try:
+            server.wait(10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait(10)
+        log.close()
+
+
+class _Nothing:
+    """Outside a transaction (``transactional_db``) the commit callbacks run at once."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
