@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import json
 from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
-from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core.handlers.asgi import ASGIRequest
 from django.http import Http404, StreamingHttpResponse
@@ -109,35 +108,22 @@ class PartieLiveView(APIView):
     def get(self, request: Request, partie_id: str) -> StreamingHttpResponse:
         if not Partie.objects.filter(pk=partie_id).exists():
             raise NotFound("no such partie")
-        hub = live.hub()
-        django_request = request._request
+        current = functools.partial(_current, partie_id)
         keepalive = settings.ACADEMIE_LIVE_KEEPALIVE_SECONDS
-        if isinstance(django_request, ASGIRequest):
-            def release_async() -> None:
-                hub.unwatch(watcher)
-
-            async def events() -> Any:
-                nonlocal watcher
-                watcher = hub.watch(partie_id, loop=asyncio.get_running_loop())
-                first = await sync_to_async(_current)(partie_id)
-                async for chunk in live.astream(watcher, first, keepalive=keepalive,
-                                                seconds=settings.ACADEMIE_LIVE_SECONDS,
-                                                release=release_async):
-                    yield chunk
-
-            watcher: live.Watcher | None = None
-            response = StreamingHttpResponse(events(), content_type="text/event-stream")
+        seconds = settings.ACADEMIE_LIVE_SECONDS
+        events: Any
+        if isinstance(request._request, ASGIRequest):
+            events = live.astream(live.hub(), partie_id, current, seconds=seconds,
+                                  keepalive=keepalive)
         else:
             # A WSGI server whose worker serves one request at a time (gunicorn's sync
             # workers) must not be held by a stream: it answers the first event and ends, and
             # the browser reconnects after the retry. The live server is ASGI (README).
-            threads = django_request.META.get("wsgi.multithread", False)
-            watcher = hub.watch(partie_id)
-            response = StreamingHttpResponse(
-                live.stream(watcher, _current(partie_id), keepalive=keepalive,
-                            seconds=settings.ACADEMIE_LIVE_SECONDS if threads else 0,
-                            release=lambda: hub.unwatch(watcher)),
-                content_type="text/event-stream")
+            if not request.META.get("wsgi.multithread", False):
+                seconds = 0
+            events = live.stream(live.hub(), partie_id, current, seconds=seconds,
+                                 keepalive=keepalive)
+        response = StreamingHttpResponse(events, content_type="text/event-stream")
         response["Cache-Control"] = "no-cache"
         response["X-Accel-Buffering"] = "no"
         origin = request.headers.get("Origin")

@@ -46,3 +46,18 @@ def test_soiree_table_and_audit_pages_render(client, organiser, django_user_mode
     assert hand.secret.seed not in table
     audit = client.get(f"/hands/{hand.pk}/audit").content.decode()
     assert f"/api/hands/{hand.pk}/record" in audit
+
+
+def test_the_table_page_watches_its_partie_where_the_live_server_is(
+        client, organiser, settings) -> None:
+    partie = partie_start(game="comet", players=[organiser], bots=["heuristic", "heuristic"],
+                          buy_in=20, at=timezone.now())
+    hand = partie.hands.get()
+    client.force_login(organiser)
+
+    same_address = client.get(f"/hands/{hand.pk}/").content.decode()
+    settings.ACADEMIE_LIVE_URL = "http://live.example:8001"
+    elsewhere = client.get(f"/hands/{hand.pk}/").content.decode()
+
+    assert f'new EventSource("/api/parties/{partie.pk}/live"' in same_address
+    assert f'new EventSource("http://live.example:8001/api/parties/{partie.pk}/live"' in elsewhere

@@ -116,10 +116,13 @@ def test_the_move_that_ends_a_hand_announces_its_end_then_the_next_deal(
     users, rng = _users(partie), random.Random(5)
     watcher = live_hub.watch(partie.pk)
 
+    commands = 0
     while hand.status != Hand.Status.OVER:
         hand = _play(hand, users, rng, django_capture_on_commit_callbacks)
+        commands += 1
 
     heard = _drain(watcher)
+    assert len(heard) == commands + 1  # one per command, and the next hand's deal
     second = partie.hands.get(number=2)
     assert heard[-2:] == [
         {"partie": str(partie.pk), "partie_status": "playing", "hand": str(hand.pk),
