@@ -26,7 +26,8 @@ def lobby(request: HttpRequest) -> HttpResponse:
 @login_required
 def soiree_page(request: HttpRequest, soiree_id: int) -> HttpResponse:
     soiree = get_object_or_404(Soiree, pk=soiree_id)
-    return render(request, "frontend/soiree.html", {"soiree": soiree})
+    live_url = settings.ACADEMIE_LIVE_URL + reverse("live")
+    return render(request, "frontend/soiree.html", {"soiree": soiree, "live_url": live_url})
 
 
 @login_required

@@ -34,7 +34,7 @@ import os
 import queue
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from django.conf import settings
@@ -56,11 +56,13 @@ def announcement(*, partie: Any, hand: Any = None) -> dict[str, Any]:
 
 
 class Watcher:
-    """One stream's subscription to a partie: announcements queue up here until read, with
-    ``get`` (a thread) or ``aget`` (an event loop: the watcher made by ``awatch``)."""
+    """One stream's subscription to one or more parties: their announcements queue up here
+    until read, with ``get`` (a thread) or ``aget`` (an event loop: the watcher was made with
+    its ``loop``)."""
 
-    def __init__(self, partie_id: str, loop: asyncio.AbstractEventLoop | None = None) -> None:
-        self.partie_id = partie_id
+    def __init__(self, partie_ids: Iterable[Any],
+                 loop: asyncio.AbstractEventLoop | None = None) -> None:
+        self.partie_ids = tuple(dict.fromkeys(str(p) for p in partie_ids))
         self._loop = loop
         self._queue: queue.SimpleQueue[dict[str, Any]] = queue.SimpleQueue()
         self._aqueue: asyncio.Queue[dict[str, Any]] | None = asyncio.Queue() if loop else None
@@ -80,7 +82,7 @@ class Watcher:
             return None
 
     async def aget(self, timeout: float) -> dict[str, Any] | None:
-        assert self._aqueue is not None, "made by watch(), not awatch()"
+        assert self._aqueue is not None, "made without a loop: use get()"
         try:
             return await asyncio.wait_for(self._aqueue.get(), timeout)
         except TimeoutError:
@@ -106,19 +108,22 @@ class LocalHub:
         for watcher in watchers:
             watcher.put(message)
 
-    def watch(self, partie_id: Any, loop: asyncio.AbstractEventLoop | None = None) -> Watcher:
-        watcher = Watcher(str(partie_id), loop)
+    def watch(self, partie_ids: Iterable[Any],
+              loop: asyncio.AbstractEventLoop | None = None) -> Watcher:
+        watcher = Watcher(partie_ids, loop)
         with self._lock:
-            self._watchers.setdefault(watcher.partie_id, set()).add(watcher)
+            for partie_id in watcher.partie_ids:
+                self._watchers.setdefault(partie_id, set()).add(watcher)
         return watcher
 
     def unwatch(self, watcher: Watcher) -> None:
         with self._lock:
-            watchers = self._watchers.get(watcher.partie_id)
-            if watchers is not None:
-                watchers.discard(watcher)
-                if not watchers:
-                    del self._watchers[watcher.partie_id]
+            for partie_id in watcher.partie_ids:
+                watchers = self._watchers.get(partie_id)
+                if watchers is not None:
+                    watchers.discard(watcher)
+                    if not watchers:
+                        del self._watchers[partie_id]
 
     def watching(self, partie_id: Any) -> int:
         """How many watchers of ``partie_id`` this process has."""
@@ -148,8 +153,9 @@ class RedisHub(LocalHub):
         self._outbox.put(message)
         self._ensure("publisher", self._publish_loop)
 
-    def watch(self, partie_id: Any, loop: asyncio.AbstractEventLoop | None = None) -> Watcher:
-        watcher = super().watch(partie_id, loop)
+    def watch(self, partie_ids: Iterable[Any],
+              loop: asyncio.AbstractEventLoop | None = None) -> Watcher:
+        watcher = super().watch(partie_ids, loop)
         self._ensure("listener", self._listen_loop)
         return watcher
 
@@ -272,16 +278,18 @@ def retry_field(ms: int) -> bytes:
     return f"retry: {ms}\n\n".encode()
 
 
-def stream(hub: LocalHub, partie_id: Any, current: Callable[[], dict[str, Any]], *,
-           seconds: float, keepalive: float) -> Iterator[bytes]:
-    """The events of a stream served by a thread: the partie's ``current`` hand (read once
+def stream(hub: LocalHub, partie_ids: Sequence[Any],
+           current: Callable[[], list[dict[str, Any]]], *, seconds: float,
+           keepalive: float) -> Iterator[bytes]:
+    """The events of a stream served by a thread: the parties' ``current`` hands (read once
     subscribed, so that nothing committed in between is missed), then each announcement, a
     comment every ``keepalive`` seconds without one, until ``seconds`` have passed (the
     browser then connects again, after the ``retry`` the stream set)."""
-    watcher = hub.watch(partie_id)
+    watcher = hub.watch(partie_ids)
     try:
         yield retry_field(settings.ACADEMIE_LIVE_RETRY_MS)
-        yield event(current())
+        for message in current():
+            yield event(message)
         end = time.monotonic() + seconds
         while (left := end - time.monotonic()) > 0:
             message = watcher.get(min(keepalive, left))
@@ -290,15 +298,17 @@ def stream(hub: LocalHub, partie_id: Any, current: Callable[[], dict[str, Any]],
         hub.unwatch(watcher)
 
 
-async def astream(hub: LocalHub, partie_id: Any, current: Callable[[], dict[str, Any]], *,
-                  seconds: float, keepalive: float) -> AsyncIterator[bytes]:
+async def astream(hub: LocalHub, partie_ids: Sequence[Any],
+                  current: Callable[[], list[dict[str, Any]]], *, seconds: float,
+                  keepalive: float) -> AsyncIterator[bytes]:
     """``stream`` for an event loop (the live server, ASGI)."""
     from asgiref.sync import sync_to_async
 
-    watcher = hub.watch(partie_id, loop=asyncio.get_running_loop())
+    watcher = hub.watch(partie_ids, loop=asyncio.get_running_loop())
     try:
         yield retry_field(settings.ACADEMIE_LIVE_RETRY_MS)
-        yield event(await sync_to_async(current)())
+        for message in await sync_to_async(current)():
+            yield event(message)
         end = time.monotonic() + seconds
         while (left := end - time.monotonic()) > 0:
             message = await watcher.aget(min(keepalive, left))

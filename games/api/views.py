@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Mapping
+import uuid
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.core.handlers.asgi import ASGIRequest
+from django.db.models import OuterRef, Subquery
 from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
-from rest_framework.exceptions import NotFound
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -81,12 +83,59 @@ class EventStreamRenderer(BaseRenderer):
         return b"event: error\ndata: " + json.dumps(data).encode() + b"\n\n"
 
 
-def _current(partie_id: Any) -> dict[str, Any]:
-    """The partie and its latest hand as an announcement: a stream's first message."""
-    partie = Partie.objects.only("id", "status").get(pk=partie_id)
-    hand = (Hand.objects.filter(partie_id=partie_id).only("id", "number", "last_seq", "status")
-            .order_by("-number").first())
-    return live.announcement(partie=partie, hand=hand)
+LIVE_MAX_PARTIES = 50
+
+
+def _current(partie_ids: Sequence[str]) -> list[dict[str, Any]]:
+    """The parties and their latest hands as announcements, in the order asked: a stream's
+    first messages."""
+    latest = Hand.objects.filter(partie=OuterRef("pk")).order_by("-number").values("pk")[:1]
+    parties = {str(p.pk): p for p in Partie.objects.filter(pk__in=partie_ids)
+               .only("id", "status").annotate(latest=Subquery(latest))}
+    hands = {h.pk: h for h in Hand.objects.filter(pk__in=[p.latest for p in parties.values()])
+             .only("id", "number", "last_seq", "status")}
+    return [live.announcement(partie=parties[i], hand=hands.get(parties[i].latest))
+            for i in partie_ids]
+
+
+def _live_response(request: Request, partie_ids: Sequence[str]) -> StreamingHttpResponse:
+    """The live stream of ``partie_ids`` (all of them known), for this request's server."""
+    found = {str(pk) for pk in Partie.objects.filter(pk__in=partie_ids).values_list("pk",
+                                                                                    flat=True)}
+    missing = [i for i in partie_ids if i not in found]
+    if missing:
+        raise NotFound(f"no such partie: {missing[0]}")
+    current = functools.partial(_current, partie_ids)
+    keepalive = settings.ACADEMIE_LIVE_KEEPALIVE_SECONDS
+    seconds = settings.ACADEMIE_LIVE_SECONDS
+    events: Any
+    if isinstance(request._request, ASGIRequest):
+        events = live.astream(live.hub(), partie_ids, current, seconds=seconds,
+                              keepalive=keepalive)
+    else:
+        # A WSGI server whose worker serves one request at a time (gunicorn's sync workers)
+        # must not be held by a stream: it answers the first events and ends, and the browser
+        # reconnects after the retry. The live server is ASGI (README).
+        if not request.META.get("wsgi.multithread", False):
+            seconds = 0
+        events = live.stream(live.hub(), partie_ids, current, seconds=seconds,
+                             keepalive=keepalive)
+    response = StreamingHttpResponse(events, content_type="text/event-stream")
+    response["Cache-Control"] = "no-cache"
+    response["X-Accel-Buffering"] = "no"
+    origin = request.headers.get("Origin")
+    if origin and origin in settings.ACADEMIE_LIVE_ORIGINS:  # pages served elsewhere
+        response["Access-Control-Allow-Origin"] = origin
+        response["Access-Control-Allow-Credentials"] = "true"
+        response["Vary"] = "Origin"
+    return response
+
+
+_LIVE_EVENTS = (
+    "Each event's data is JSON: `partie`, `partie_status`, `hand`, `number`, `seq`, `status` "
+    "(the hand fields are null for a partie alone, and before its first deal). Nothing hidden "
+    "is ever sent: read the hand again for your view of it. The stream ends after "
+    "ACADEMIE_LIVE_SECONDS and the browser reconnects.")
 
 
 class PartieLiveView(APIView):
@@ -100,38 +149,40 @@ class PartieLiveView(APIView):
             "Live updates of a partie, as server-sent events. The first event is the partie's "
             "latest hand; then one event each time a command leaves a hand of the partie "
             "somewhere new (a move, a forced move, a time-out, a deal), and one when the "
-            "partie closes. Each event's data is JSON: `partie`, `partie_status`, `hand`, "
-            "`number`, `seq`, `status` (the hand fields are null for the partie alone). "
-            "Nothing hidden is ever sent: read the hand again for your view of it. The "
-            "stream ends after a while (ACADEMIE_LIVE_SECONDS) and the browser reconnects."),
+            "partie closes. " + _LIVE_EVENTS),
     )
     def get(self, request: Request, partie_id: str) -> StreamingHttpResponse:
-        if not Partie.objects.filter(pk=partie_id).exists():
-            raise NotFound("no such partie")
-        current = functools.partial(_current, partie_id)
-        keepalive = settings.ACADEMIE_LIVE_KEEPALIVE_SECONDS
-        seconds = settings.ACADEMIE_LIVE_SECONDS
-        events: Any
-        if isinstance(request._request, ASGIRequest):
-            events = live.astream(live.hub(), partie_id, current, seconds=seconds,
-                                  keepalive=keepalive)
-        else:
-            # A WSGI server whose worker serves one request at a time (gunicorn's sync
-            # workers) must not be held by a stream: it answers the first event and ends, and
-            # the browser reconnects after the retry. The live server is ASGI (README).
-            if not request.META.get("wsgi.multithread", False):
-                seconds = 0
-            events = live.stream(live.hub(), partie_id, current, seconds=seconds,
-                                 keepalive=keepalive)
-        response = StreamingHttpResponse(events, content_type="text/event-stream")
-        response["Cache-Control"] = "no-cache"
-        response["X-Accel-Buffering"] = "no"
-        origin = request.headers.get("Origin")
-        if origin and origin in settings.ACADEMIE_LIVE_ORIGINS:  # pages served elsewhere
-            response["Access-Control-Allow-Origin"] = origin
-            response["Access-Control-Allow-Credentials"] = "true"
-            response["Vary"] = "Origin"
-        return response
+        return _live_response(request, [str(partie_id)])
+
+
+class LiveView(APIView):
+    """Server-sent events of several parties on one connection (a soirée's tables): a browser
+    keeps few connections open per server."""
+
+    renderer_classes = [EventStreamRenderer, JSONRenderer]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("partie", OpenApiTypes.UUID, many=True, required=True,
+                                     description=f"a partie to watch (1 to {LIVE_MAX_PARTIES})")],
+        responses={(200, "text/event-stream"): OpenApiTypes.STR},
+        description=(
+            "Live updates of several parties, as `GET /api/parties/{id}/live` gives one's: "
+            "first each partie's latest hand, in the order asked, then their announcements. "
+            + _LIVE_EVENTS),
+    )
+    def get(self, request: Request) -> StreamingHttpResponse:
+        asked = request.query_params.getlist("partie")
+        if not asked:
+            raise ValidationError({"partie": ["name at least one partie to watch"]})
+        if len(asked) > LIVE_MAX_PARTIES:
+            raise ValidationError({"partie": [f"at most {LIVE_MAX_PARTIES} parties at once"]})
+        partie_ids = []
+        for value in asked:
+            try:
+                partie_ids.append(str(uuid.UUID(value)))
+            except ValueError:
+                raise ValidationError({"partie": [f"not a partie id: {value!r}"]}) from None
+        return _live_response(request, list(dict.fromkeys(partie_ids)))
 
 
 class HandDetailView(APIView):

@@ -4,17 +4,14 @@ server), by an event loop (the live server, ASGI) and, with Redis, across proces
 
 from __future__ import annotations
 
+import base64
 import json
-import os
 import random
 import socket
-import subprocess
-import sys
 import threading
 import time
 import uuid
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -76,7 +73,7 @@ def test_a_committed_move_announces_its_hand_and_nothing_a_spectator_may_not_see
         people, live_hub, django_capture_on_commit_callbacks):
     partie = _partie(people)
     hand = partie.hands.get()
-    watcher = live_hub.watch(partie.pk)
+    watcher = live_hub.watch([partie.pk])
 
     moved = _play(hand, _users(partie), random.Random(3), django_capture_on_commit_callbacks)
 
@@ -94,7 +91,7 @@ def test_a_refused_move_announces_nothing_and_a_move_only_once_it_commits(
     hand = partie.hands.get()
     users = _users(partie)
     seat, move = _move(hand, random.Random(4))
-    watcher = live_hub.watch(partie.pk)
+    watcher = live_hub.watch([partie.pk])
 
     with django_capture_on_commit_callbacks(execute=True), pytest.raises(StaleSequence):
         move_play(hand_id=hand.id, user=users[seat], move=move, seq=hand.last_seq - 1,
@@ -114,7 +111,7 @@ def test_the_move_that_ends_a_hand_announces_its_end_then_the_next_deal(
     partie = _partie(people, pause=0)
     hand = partie.hands.get()
     users, rng = _users(partie), random.Random(5)
-    watcher = live_hub.watch(partie.pk)
+    watcher = live_hub.watch([partie.pk])
 
     commands = 0
     while hand.status != Hand.Status.OVER:
@@ -137,7 +134,7 @@ def test_a_partie_that_closes_is_announced(people, live_hub, django_capture_on_c
     partie = _partie(people)
     hand = partie.hands.get()
     Hand.objects.filter(pk=hand.pk).update(status=Hand.Status.OVER)  # as if it had ended
-    watcher = live_hub.watch(partie.pk)
+    watcher = live_hub.watch([partie.pk])
 
     with django_capture_on_commit_callbacks(execute=True):
         partie_close(partie=partie, at=T0 + timedelta(hours=1))
@@ -202,15 +199,61 @@ def test_the_stream_refuses_strangers_and_unknown_parties_with_the_usual_errors(
 
     anonymous = client.get(f"/api/parties/{partie.pk}/live", HTTP_ACCEPT=STREAM)
     client.force_authenticate(people[0])
-    unknown = client.get(f"/api/parties/{uuid.uuid4()}/live", HTTP_ACCEPT=STREAM)
-    as_json = client.get(f"/api/parties/{uuid.uuid4()}/live", HTTP_ACCEPT="application/json")
+    nobody = uuid.uuid4()
+    unknown = client.get(f"/api/parties/{nobody}/live", HTTP_ACCEPT=STREAM)
+    as_json = client.get(f"/api/parties/{nobody}/live", HTTP_ACCEPT="application/json")
 
     assert anonymous.status_code == 401
     assert anonymous.content.startswith(b"event: error\ndata: ")
     assert "credentials" in json.loads(anonymous.content.split(b"data: ", 1)[1])["detail"]
     assert unknown.status_code == 404
-    assert json.loads(unknown.content.split(b"data: ", 1)[1])["detail"] == "no such partie"
-    assert as_json.status_code == 404 and as_json.json()["detail"] == "no such partie"
+    assert json.loads(unknown.content.split(b"data: ", 1)[1])["detail"] == \
+        f"no such partie: {nobody}"
+    assert as_json.status_code == 404
+    assert as_json.json()["detail"] == f"no such partie: {nobody}"
+
+
+def test_one_stream_watches_several_parties_a_soiree_page_s_tables(
+        people, django_user_model, settings, django_capture_on_commit_callbacks):
+    settings.ACADEMIE_LIVE_SECONDS = 1.0
+    settings.ACADEMIE_LIVE_KEEPALIVE_SECONDS = 0.2
+    first = _partie(people)
+    others = [django_user_model.objects.create_user(n, password="pw-for-tests")
+              for n in ("emile", "fanny", "gaston", "helene")]
+    second = _partie(others)
+    client = APIClient()
+    client.force_authenticate(people[0])
+
+    response = client.get(f"/api/live?partie={second.pk}&partie={first.pk}&partie={second.pk}",
+                          HTTP_ACCEPT=STREAM, **{"wsgi.multithread": True})
+    chunks = iter(response.streaming_content)
+    assert next(chunks) == b"retry: 2000\n\n"
+    opening = _events([next(chunks), next(chunks)])  # each partie once, in the order asked
+    hand = second.hands.get()
+    moved = _play(hand, _users(second), random.Random(9), django_capture_on_commit_callbacks)
+    rest = _events(list(chunks))
+
+    assert [(m["partie"], m["hand"]) for m in opening] == [
+        (str(second.pk), str(hand.pk)), (str(first.pk), str(first.hands.get().pk))]
+    assert rest == [{**opening[0], "seq": moved.last_seq, "status": moved.status}]
+
+
+@pytest.mark.parametrize(("query", "status", "detail"), [
+    ("", 400, "name at least one partie to watch"),
+    ("?partie=7", 400, "not a partie id: '7'"),
+    ("?" + "&".join(f"partie={uuid.UUID(int=i)}" for i in range(51)), 400,
+     "at most 50 parties at once"),
+    (f"?partie={uuid.UUID(int=7)}", 404, f"no such partie: {uuid.UUID(int=7)}"),
+])
+def test_watching_several_parties_refuses_a_wrong_list_and_names_the_problem(
+        people, query, status, detail):
+    client = APIClient()
+    client.force_authenticate(people[0])
+
+    answer = client.get(f"/api/live{query}", HTTP_ACCEPT="application/json")
+
+    assert answer.status_code == status
+    assert detail in answer.json()["detail"]
 
 
 def test_the_live_server_asgi_streams_from_its_event_loop(people, settings, live_hub):
@@ -256,14 +299,6 @@ def test_a_command_commits_and_answers_even_when_redis_is_down(
 
 # -- the deployment: the live server (uvicorn, ASGI) and the commands' processes, on Redis ----
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
 
 def _read_event(sock_file: Any, deadline: float) -> dict[str, Any]:
     """The next data event of a raw chunked HTTP stream (keep-alives skipped)."""
@@ -276,61 +311,24 @@ def _read_event(sock_file: Any, deadline: float) -> dict[str, Any]:
 
 @pytest.mark.postgres
 @pytest.mark.redis
-def test_the_live_server_streams_what_another_process_commits(
-        transactional_db, people, tmp_path):
-    from django.db import connection
+def test_the_live_server_streams_what_another_process_commits(asgi_server, people):
+    partie = _partie(people)
+    hand = partie.hands.get()
+    sock = socket.create_connection(("127.0.0.1", asgi_server.port), timeout=10)
+    auth = base64.b64encode(b"alice:pw-for-tests").decode()
+    sock.sendall(f"GET /api/parties/{partie.pk}/live HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                 f"Accept: {STREAM}\r\nAuthorization: Basic {auth}\r\n\r\n".encode())
+    stream = sock.makefile("rb")
+    status = stream.readline()
+    assert b" 200 " in status, status + stream.read(2000)
+    first = _read_event(stream, time.monotonic() + 10)
+    assert (first["hand"], first["seq"]) == (str(hand.pk), hand.last_seq)
 
-    url = "redis://127.0.0.1:6379/0"  # pub/sub channels are the server's, whatever the db
-    db = connection.settings_dict
-    port = _free_port()
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test",
-           "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:"
-                           f"{db['PORT'] or 5432}/{db['NAME']}",
-           "REDIS_URL": url, "ACADEMIE_LIVE_SECONDS": "20",
-           "ACADEMIE_LIVE_KEEPALIVE_SECONDS": "0.5"}
-    log = (tmp_path / "uvicorn.log").open("wb")
-    server = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1",
-         "--port", str(port), "--log-level", "warning", "--timeout-graceful-shutdown", "1"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    hub = live.RedisHub(url)
-    live.use_hub(hub)  # this process plays the commands, as a web or Celery worker does
-    try:
-        partie = _partie(people)
-        hand = partie.hands.get()
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                sock = socket.create_connection(("127.0.0.1", port), timeout=10)
-                break
-            except OSError:
-                assert server.poll() is None, (tmp_path / "uvicorn.log").read_text()
-                assert time.monotonic() < deadline, "the live server did not start"
-                time.sleep(0.1)
-        import base64
+    moved = _play(hand, _users(partie), random.Random(8), lambda execute: _Nothing())
 
-        auth = base64.b64encode(b"alice:pw-for-tests").decode()
-        sock.sendall(f"GET /api/parties/{partie.pk}/live HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                     f"Accept: {STREAM}\r\nAuthorization: Basic {auth}\r\n\r\n".encode())
-        stream = sock.makefile("rb")
-        status = stream.readline()
-        assert b" 200 " in status, status + stream.read(2000)
-        first = _read_event(stream, time.monotonic() + 10)
-        assert (first["hand"], first["seq"]) == (str(hand.pk), hand.last_seq)
-
-        moved = _play(hand, _users(partie), random.Random(8), lambda execute: _Nothing())
-
-        heard = _read_event(stream, time.monotonic() + 10)
-        assert heard == {**first, "seq": moved.last_seq, "status": moved.status}
-        sock.close()
-    finally:
-        server.terminate()
-        try:
-            server.wait(10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait(10)
-        log.close()
+    heard = _read_event(stream, time.monotonic() + 10)
+    assert heard == {**first, "seq": moved.last_seq, "status": moved.status}
+    sock.close()
 
 
 class _Nothing:

@@ -1,0 +1,45 @@
+"""Live updates in a real browser: the table page, served by the live server (uvicorn) on
+PostgreSQL and Redis, shows a move played by another process without waiting for its poll."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.utils import timezone
+from playwright.sync_api import Page, expect
+
+from games.services import move_play, partie_start, store
+
+pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.browser]
+
+
+def test_the_table_page_shows_a_move_played_elsewhere_at_once(
+        asgi_server: Any, page: Page, django_user_model: Any) -> None:
+    people = [django_user_model.objects.create_user(name, password="pw-for-tests")
+              for name in ("alice", "bruno", "chloe", "denis")]
+    partie = partie_start(
+        game="commere", players=people, options={"rounds": 3, "compulsory_announce": False},
+        buy_in=100, at=timezone.now(), forced_move_delay=timedelta(0),
+        comet_window=timedelta(0), move_timeout=timedelta(minutes=5))
+    hand = partie.hands.get()
+    page.goto(f"{asgi_server.url}/accounts/login/?next=/hands/{hand.pk}/")
+    page.fill("#id_username", "alice")
+    page.fill("#id_password", "pw-for-tests")
+    page.click("button[type=submit]")
+    expect(page.locator("#state")).to_contain_text(f"seq {hand.last_seq} ·")
+    page.wait_for_function("window.liveSource && window.liveSource.readyState === 1")
+
+    loaded = store.load(hand)  # the awaited seat moves, as its own browser or a timer would
+    seat = loaded.game.to_act(loaded.state)[0]
+    played = move_play(hand_id=hand.pk, user=people[seat], move=loaded.game.legal_moves(
+        loaded.state)[seat][0], seq=hand.last_seq, command_id=uuid.uuid4(), at=timezone.now())
+    began = time.monotonic()
+
+    # The page reads its hand every 10 s by itself: within 3 s, only the push can have told it.
+    expect(page.locator("#state")).to_contain_text(f"seq {played.hand.last_seq} ·",
+                                                   timeout=3000)
+    assert time.monotonic() - began < 3
