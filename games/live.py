@@ -34,6 +34,7 @@ import os
 import queue
 import threading
 import time
+import weakref
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from typing import Any
 
@@ -144,10 +145,16 @@ class RedisHub(LocalHub):
         super().__init__()
         self.url = url
         self._outbox: queue.SimpleQueue[dict[str, Any]] = queue.SimpleQueue()
-        self._threads: dict[str, tuple[int, threading.Thread]] = {}
+        self._threads: dict[str, threading.Thread] = {}
         self._started = threading.Lock()
+        hub = weakref.ref(self)
+        os.register_at_fork(after_in_child=lambda: (h := hub()) is not None and h._forked())
         #: Set once the listener is subscribed (tests wait for it).
         self.listening = threading.Event()
+
+    def _forked(self) -> None:
+        self._threads = {}
+        self._started = threading.Lock()
 
     def publish(self, message: dict[str, Any]) -> None:
         self._outbox.put(message)
@@ -160,18 +167,16 @@ class RedisHub(LocalHub):
         return watcher
 
     def _ensure(self, name: str, target: Callable[[], None]) -> None:
-        # One thread of each kind per process: a forked process (a Celery or gunicorn worker)
-        # starts its own, as threads do not survive a fork.
-        running = self._threads.get(name)
-        pid = os.getpid()
-        if running is not None and running[0] == pid and running[1].is_alive():
+        # One thread of each kind per process, started when first needed. Threads do not
+        # survive a fork: a forked process (a Celery or gunicorn worker) forgets the parent's
+        # (``__init__``) and starts its own.
+        if name in self._threads:
             return
         with self._started:
-            running = self._threads.get(name)
-            if running is not None and running[0] == pid and running[1].is_alive():
+            if name in self._threads:
                 return
             thread = threading.Thread(target=target, name=f"academie-live-{name}", daemon=True)
-            self._threads[name] = (pid, thread)
+            self._threads[name] = thread
             if name == "listener":
                 self.listening.clear()
             thread.start()

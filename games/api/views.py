@@ -99,7 +99,9 @@ def _current(partie_ids: Sequence[str]) -> list[dict[str, Any]]:
 
 
 def _live_response(request: Request, partie_ids: Sequence[str]) -> StreamingHttpResponse:
-    """The live stream of ``partie_ids`` (all of them known), for this request's server."""
+    """The live stream of ``partie_ids``, for this request's server. Their existence is checked
+    here, to refuse the request; their current hands are read by the stream, once it has
+    subscribed (live.stream), so that nothing committed in between is missed."""
     found = {str(pk) for pk in Partie.objects.filter(pk__in=partie_ids).values_list("pk",
                                                                                     flat=True)}
     missing = [i for i in partie_ids if i not in found]
