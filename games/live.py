@@ -153,8 +153,9 @@ class RedisHub(LocalHub):
         self.listening = threading.Event()
 
     def _forked(self) -> None:
-        self._threads = {}
-        self._started = threading.Lock()
+        # The child has none of the parent's threads, streams or held locks.
+        self._threads, self._watchers = {}, {}
+        self._started, self._lock = threading.Lock(), threading.Lock()
 
     def publish(self, message: dict[str, Any]) -> None:
         self._outbox.put(message)

@@ -11,6 +11,7 @@ import socket
 import threading
 import time
 import uuid
+from contextlib import nullcontext
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -324,18 +325,8 @@ def test_the_live_server_streams_what_another_process_commits(asgi_server, peopl
     first = _read_event(stream, time.monotonic() + 10)
     assert (first["hand"], first["seq"]) == (str(hand.pk), hand.last_seq)
 
-    moved = _play(hand, _users(partie), random.Random(8), lambda execute: _Nothing())
+    moved = _play(hand, _users(partie), random.Random(8), lambda execute: nullcontext())
 
     heard = _read_event(stream, time.monotonic() + 10)
     assert heard == {**first, "seq": moved.last_seq, "status": moved.status}
     sock.close()
-
-
-class _Nothing:
-    """Outside a transaction (``transactional_db``) the commit callbacks run at once."""
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: Any) -> None:
-        return None
