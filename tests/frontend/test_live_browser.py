@@ -1,5 +1,6 @@
-"""Live updates in a real browser: the table page, served by the live server (uvicorn) on
-PostgreSQL and Redis, shows a move played by another process without waiting for its poll."""
+"""Live updates in a real browser: the table and soirée pages, served by the live server
+(uvicorn) on PostgreSQL and Redis, show what another process commits without waiting for their
+poll."""
 
 from __future__ import annotations
 
@@ -43,3 +44,31 @@ def test_the_table_page_shows_a_move_played_elsewhere_at_once(
     expect(page.locator("#state")).to_contain_text(f"seq {played.hand.last_seq} ·",
                                                    timeout=3000)
     assert time.monotonic() - began < 3
+
+
+def test_the_soiree_page_shows_a_table_s_next_hand_at_once(asgi_server: Any, page: Page) -> None:
+    from django.core.management import call_command
+
+    from games.services import partie_tick
+    from tournaments.models import Soiree, SoireeTable
+    from tournaments.services import soiree_open
+
+    call_command("demo_soiree", "--tables", "2", "--pause", "60", "--minutes", "120")
+    soiree = Soiree.objects.get()
+    soiree_open(soiree=soiree, at=timezone.now())
+    table = SoireeTable.objects.filter(soiree=soiree).order_by("number").first()
+    assert table is not None
+    played = table.partie.hands.filter(status="over").count()  # the bots' hands end at once
+    page.goto(f"{asgi_server.url}/accounts/login/?next=/soirees/{soiree.pk}/")
+    page.fill("#id_username", "olga")
+    page.fill("#id_password", "olga-pass")
+    page.click("button[type=submit]")
+    first_table = page.locator(".table").first
+    expect(first_table).to_contain_text(f"{played} hand(s) played")
+    page.wait_for_function("source && source.readyState === 1")
+
+    # The next hand, dealt by the clock as beat would (the bots play it at once).
+    assert partie_tick(partie_id=table.partie_id, at=timezone.now() + timedelta(seconds=61))
+
+    # The page reads its tables every 10 s by itself: within 3 s, only the push can have told it.
+    expect(first_table).to_contain_text(f"{played + 1} hand(s) played", timeout=3000)
