@@ -10,6 +10,7 @@ from rest_framework import serializers
 
 from games.engine.cards import CANONICAL_INDEX, SUITS
 from games.models import Game, Hand, Partie, Seat
+from games.services.parties import BOT_NAMES
 
 _SUIT_NAMES = frozenset(SUITS)  # one letter each ("CD" is in the string SUITS, not here)
 
@@ -75,8 +76,8 @@ class PartieCreateSerializer(serializers.Serializer):
     game = serializers.ChoiceField(choices=Game.choices)
     players = serializers.ListField(child=serializers.CharField(max_length=150), allow_empty=True,
                                     help_text="Usernames, seated first in this order")
-    bots = serializers.ListField(child=serializers.ChoiceField(
-        choices=["random", "heuristic", "timeout"]), required=False, default=list)
+    bots = serializers.ListField(child=serializers.ChoiceField(choices=BOT_NAMES), required=False,
+                                 default=list)
     options = serializers.DictField(required=False, default=dict)
     buy_in = serializers.IntegerField(min_value=0, max_value=1_000_000, default=0)
     move_timeout = serializers.FloatField(min_value=0.1, max_value=3600, default=30)

@@ -15,6 +15,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from games.models import Game
+from games.services.parties import BOT_NAMES
 from tournaments import selectors, services
 from tournaments.errors import NotMember, NotOrganiser
 from tournaments.models import Club, Membership, Season, Soiree
@@ -36,7 +38,7 @@ class SoireeCreateSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=100)
     starts_at = serializers.DateTimeField()
     ends_at = serializers.DateTimeField()
-    game = serializers.ChoiceField(choices=["comet", "commere"])
+    game = serializers.ChoiceField(choices=Game.choices)
     options = serializers.DictField(required=False, default=dict)
     buy_in = serializers.IntegerField(min_value=0, max_value=1_000_000, default=50)
     move_timeout = serializers.FloatField(min_value=0.5, max_value=3600, default=30)
@@ -46,8 +48,7 @@ class SoireeCreateSerializer(serializers.Serializer):
     deals_per_partie = serializers.IntegerField(min_value=1, max_value=1000, required=False,
                                                 allow_null=True, default=None)
     bots_allowed = serializers.BooleanField(default=True)
-    bot_kind = serializers.ChoiceField(choices=["heuristic", "random", "timeout"],
-                                       default="heuristic")
+    bot_kind = serializers.ChoiceField(choices=BOT_NAMES, default="heuristic")
     min_tables = serializers.IntegerField(min_value=1, max_value=50, default=1)
     season = serializers.IntegerField(required=False, allow_null=True, default=None)
 
