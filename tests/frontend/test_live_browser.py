@@ -18,6 +18,14 @@ from games.services import move_play, partie_start, store
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.browser]
 
 
+def _sign_in(page: Page, server: Any, path: str, username: str, password: str) -> None:
+    """Open ``path`` on ``server`` through the sign-in page, as ``username``."""
+    page.goto(f"{server.url}/accounts/login/?next={path}")
+    page.fill("#id_username", username)
+    page.fill("#id_password", password)
+    page.click("button[type=submit]")
+
+
 def test_the_table_page_shows_a_move_played_elsewhere_at_once(
         asgi_server: Any, page: Page, django_user_model: Any) -> None:
     people = [django_user_model.objects.create_user(name, password="pw-for-tests")
@@ -27,10 +35,7 @@ def test_the_table_page_shows_a_move_played_elsewhere_at_once(
         buy_in=100, at=timezone.now(), forced_move_delay=timedelta(0),
         comet_window=timedelta(0), move_timeout=timedelta(minutes=5))
     hand = partie.hands.get()
-    page.goto(f"{asgi_server.url}/accounts/login/?next=/hands/{hand.pk}/")
-    page.fill("#id_username", "alice")
-    page.fill("#id_password", "pw-for-tests")
-    page.click("button[type=submit]")
+    _sign_in(page, asgi_server, f"/hands/{hand.pk}/", "alice", "pw-for-tests")
     expect(page.locator("#state")).to_contain_text(f"seq {hand.last_seq} ·")
     page.wait_for_function("window.liveSource && window.liveSource.readyState === 1")
 
@@ -59,10 +64,7 @@ def test_the_soiree_page_shows_a_table_s_next_hand_at_once(asgi_server: Any, pag
     table = SoireeTable.objects.filter(soiree=soiree).order_by("number").first()
     assert table is not None
     played = table.partie.hands.filter(status="over").count()  # the bots' hands end at once
-    page.goto(f"{asgi_server.url}/accounts/login/?next=/soirees/{soiree.pk}/")
-    page.fill("#id_username", "olga")
-    page.fill("#id_password", "olga-pass")
-    page.click("button[type=submit]")
+    _sign_in(page, asgi_server, f"/soirees/{soiree.pk}/", "olga", "olga-pass")
     first_table = page.locator(".table").first
     expect(first_table).to_contain_text(f"{played} hand(s) played")
     page.wait_for_function("source && source.readyState === 1")
