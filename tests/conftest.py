@@ -73,6 +73,17 @@ def live_hub() -> Any:
     live.use_hub(old)
 
 
+@pytest.fixture
+def test_database_url(django_db_setup: None) -> str:
+    """This test's PostgreSQL database (pytest-django's ``test_<name>``, one per xdist worker),
+    as the processes a test starts (a live server, a Celery worker) name it."""
+    from django.db import connection
+
+    db_settings = connection.settings_dict
+    return (f"postgres://{db_settings['USER']}@{db_settings['HOST'] or '127.0.0.1'}:"
+            f"{db_settings['PORT'] or 5432}/{db_settings['NAME']}")
+
+
 @dataclass
 class AsgiServer:
     url: str
@@ -80,23 +91,20 @@ class AsgiServer:
 
 
 @pytest.fixture
-def asgi_server(transactional_db: None, tmp_path: Path) -> Iterator[AsgiServer]:
+def asgi_server(transactional_db: None, test_database_url: str,
+                tmp_path: Path) -> Iterator[AsgiServer]:
     """The live server as deployed (``uvicorn config.asgi:application``) on this test's
     PostgreSQL database and on Redis, and this process announcing through Redis as a web or
     Celery worker does (games/live.py). The test's rows must be committed for the server to
     see them (``transactional_db``)."""
-    from django.db import connection
-
     from games import live
 
     redis_url = "redis://127.0.0.1:6379/0"  # pub/sub channels are the server's, whatever the db
-    db = connection.settings_dict
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = int(s.getsockname()[1])
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test",
-           "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:"
-                           f"{db['PORT'] or 5432}/{db['NAME']}",
+           "DATABASE_URL": test_database_url,
            "REDIS_URL": redis_url, "ACADEMIE_TIMERS": "off", "ACADEMIE_LIVE_SECONDS": "20",
            "ACADEMIE_LIVE_KEEPALIVE_SECONDS": "0.5"}
     log_path = tmp_path / "uvicorn.log"

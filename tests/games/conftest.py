@@ -21,6 +21,13 @@ def player(db: None) -> Any:
 
 
 @pytest.fixture
+def people(django_user_model: Any) -> list[Any]:
+    """Four people with passwords, for a table of Ma commère (some modules seat their own)."""
+    return [django_user_model.objects.create_user(name, password="pw-for-tests")
+            for name in ("alice", "bruno", "chloe", "denis")]
+
+
+@pytest.fixture
 def api_as() -> Callable[[Any], APIClient]:
     """An API client signed in as ``user`` (``None``: nobody signed in)."""
 

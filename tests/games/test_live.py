@@ -23,7 +23,9 @@ from rest_framework.test import APIClient
 from games import live
 from games.errors import StaleSequence
 from games.models import Hand, Partie
-from games.services import move_play, partie_close, partie_start, store
+from games.services import move_play, partie_close, store
+
+from .factories import PartieFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -32,17 +34,11 @@ KEYS = {"partie", "partie_status", "hand", "number", "seq", "status"}
 STREAM = "text/event-stream"
 
 
-@pytest.fixture
-def people(django_user_model: Any) -> list[Any]:
-    return [django_user_model.objects.create_user(name, password="pw-for-tests")
-            for name in ("alice", "bruno", "chloe", "denis")]
-
-
 def _partie(people: list[Any], *, pause: int = 30) -> Partie:
-    return partie_start(
-        game="commere", players=people, options={"rounds": 3, "compulsory_announce": False},
-        buy_in=100, at=T0, forced_move_delay=timedelta(0), comet_window=timedelta(0),
-        pause_between_hands=timedelta(seconds=pause), move_timeout=timedelta(seconds=30))
+    # Announcing is optional, so that a hand is not over at its deal.
+    return PartieFactory(game="commere", players=people, buy_in=100, at=T0,
+                         options={"rounds": 3, "compulsory_announce": False},
+                         pause_between_hands=timedelta(seconds=pause))
 
 
 def _move(hand: Hand, rng: random.Random) -> tuple[int, Any]:

@@ -39,12 +39,6 @@ pytestmark = pytest.mark.django_db
 T0 = datetime(2030, 5, 4, 20, 0, tzinfo=UTC)
 
 
-@pytest.fixture
-def people(django_user_model: Any) -> list[Any]:
-    return [django_user_model.objects.create_user(name, password="pw-for-tests")
-            for name in ("alice", "bruno", "chloe", "denis")]
-
-
 def _partie(people: list[Any], *, pause: int, rounds: int = 3) -> tuple[Partie, dict[int, Any]]:
     # Announcing is not compulsory: a hand dealt to a combination would otherwise end at its
     # deal (the forced announcement), and these tests need the next hand in play.

@@ -267,12 +267,11 @@ def _point_app_at(broker_url: str) -> None:
 
 
 @pytest.fixture
-def celery_rig(transactional_db: None, worker_id: str, settings: Any,
+def celery_rig(transactional_db: None, test_database_url: str, worker_id: str, settings: Any,
                tmp_path: Path) -> Iterator[CeleryRig]:
     """A Redis database of this xdist worker, this process publishing to it
     (ACADEMIE_TIMERS=celery), and a rig to start a worker and beat on the test database."""
     import redis
-    from django.db import connection
 
     from config.celery import app
 
@@ -295,13 +294,10 @@ def celery_rig(transactional_db: None, worker_id: str, settings: Any,
     _point_app_at(url)
     with app.connection_for_write() as conn:
         assert conn.as_uri().endswith(f"/{db}"), conn.as_uri()
-    db_settings = connection.settings_dict
-    database_url = (f"postgres://{db_settings['USER']}@{db_settings['HOST'] or '127.0.0.1'}:"
-                    f"{db_settings['PORT'] or 5432}/{db_settings['NAME']}")
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "DATABASE_URL": database_url,
+        "DATABASE_URL": test_database_url,
         "REDIS_URL": url,
         "ACADEMIE_TIMERS": "celery",
         "ACADEMIE_CLOCK_SECONDS": str(CLOCK_SECONDS),
