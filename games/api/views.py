@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
 import uuid
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
@@ -72,7 +71,8 @@ class PartieDetailView(APIView):
 
 class EventStreamRenderer(BaseRenderer):
     """``text/event-stream``, for the live stream's clients. A refused request (401, 403, 404)
-    is answered with one ``error`` event whose data is the API's usual JSON answer."""
+    is answered with one ``error`` event whose data is the API's usual JSON answer, written by
+    the API's renderer (compact: on one line, as an event's data must be)."""
 
     media_type = "text/event-stream"
     format = "event-stream"
@@ -80,7 +80,7 @@ class EventStreamRenderer(BaseRenderer):
 
     def render(self, data: Any, accepted_media_type: str | None = None,
                renderer_context: Mapping[str, Any] | None = None) -> bytes:
-        return b"event: error\ndata: " + json.dumps(data).encode() + b"\n\n"
+        return b"event: error\ndata: " + JSONRenderer().render(data) + b"\n\n"
 
 
 LIVE_MAX_PARTIES = 50
