@@ -1,4 +1,9 @@
-"""Signed-in people from the cache.
+"""Signing in, and signed-in people from the cache.
+
+Both backends refuse credentials holding a NUL character (``ModelBackend``): PostgreSQL's text
+cannot hold one, and Django's backend looked such a username up in the database, which failed
+with a 500 (an HTTP Basic header can carry any byte; found by schemathesis). No username or
+password of this service holds one, so the credentials are simply wrong: a 401.
 
 Every request of a signed-in person reads his session and then his user row. With Redis
 configured, sessions are ``cached_db`` (read from the cache, written to both) and this backend
@@ -20,7 +25,7 @@ import time
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.backends import ModelBackend
+from django.contrib.auth.backends import ModelBackend as DjangoModelBackend
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.cache import cache
 from django.db import transaction
@@ -63,6 +68,17 @@ def prefetched(user_id: Any) -> dict[str, Any] | None:
         return None
     found: dict[str, Any] = held[1]
     return found
+
+
+class ModelBackend(DjangoModelBackend):
+    """Django's backend, refusing credentials that hold a NUL character before any query."""
+
+    def authenticate(self, request: Any, username: str | None = None,
+                     password: str | None = None, **kwargs: Any) -> AbstractBaseUser | None:
+        if any(isinstance(value, str) and "\x00" in value
+               for value in (username, password, *kwargs.values())):
+            return None
+        return super().authenticate(request, username=username, password=password, **kwargs)
 
 
 class CachedModelBackend(ModelBackend):

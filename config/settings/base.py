@@ -35,6 +35,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "config.middleware.RefuseNulMiddleware",  # before anything reads a cookie or the query
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -112,6 +113,8 @@ if REDIS_URL:
                           "LOCATION": REDIS_URL, "KEY_PREFIX": "academie"}}
     SESSION_ENGINE = "tournaments.sessions"
     AUTHENTICATION_BACKENDS = ["tournaments.auth.CachedModelBackend"]
+else:
+    AUTHENTICATION_BACKENDS = ["tournaments.auth.ModelBackend"]
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

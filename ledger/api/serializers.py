@@ -6,6 +6,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from config.fields import DateTimeField
 from ledger.models import Account, AccountKind, Posting
 
 
@@ -76,14 +77,14 @@ class SettlementSerializer(serializers.Serializer[Any]):
 
 
 class AsOfQuerySerializer(serializers.Serializer[Any]):
-    at = serializers.DateTimeField(
+    at = DateTimeField(
         required=False, help_text="Balance as of this time (default now)."
     )
 
 
 class WindowQuerySerializer(serializers.Serializer[Any]):
-    since = serializers.DateTimeField(required=False)
-    until = serializers.DateTimeField(required=False)
+    since = DateTimeField(required=False)
+    until = DateTimeField(required=False)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if "since" in attrs and "until" in attrs and attrs["since"] >= attrs["until"]:
@@ -92,8 +93,8 @@ class WindowQuerySerializer(serializers.Serializer[Any]):
 
 
 class SettlementQuerySerializer(WindowQuerySerializer):
-    since = serializers.DateTimeField()
-    until = serializers.DateTimeField()
+    since = DateTimeField()
+    until = DateTimeField()
     source_prefix = serializers.CharField(required=False, max_length=200)
 
 

@@ -15,6 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from config.fields import DateTimeField
 from games.models import Game
 from games.services.parties import BOT_NAMES
 from tournaments import selectors, services
@@ -36,8 +37,8 @@ class SoireeSerializer(serializers.ModelSerializer):
 class SoireeCreateSerializer(serializers.Serializer):
     club = serializers.SlugField()
     name = serializers.CharField(max_length=100)
-    starts_at = serializers.DateTimeField()
-    ends_at = serializers.DateTimeField()
+    starts_at = DateTimeField()
+    ends_at = DateTimeField()
     game = serializers.ChoiceField(choices=Game.choices)
     options = serializers.DictField(required=False, default=dict)
     buy_in = serializers.IntegerField(min_value=0, max_value=1_000_000, default=50)
@@ -51,6 +52,14 @@ class SoireeCreateSerializer(serializers.Serializer):
     bot_kind = serializers.ChoiceField(choices=BOT_NAMES, default="heuristic")
     min_tables = serializers.IntegerField(min_value=1, max_value=50, default=1)
     season = serializers.IntegerField(required=False, allow_null=True, default=None)
+
+    def validate_ends_at(self, value: Any) -> Any:
+        # A soirée that has already ended could never be played: the clock would open and close
+        # it at once. One that has started may still be created (it opens on the next tick).
+        if value <= timezone.now():
+            raise serializers.ValidationError(
+                f"{value.isoformat()} has already passed: a soirée must end in the future.")
+        return value
 
 
 class CheckinSerializer(serializers.Serializer):
