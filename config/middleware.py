@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+
+from config.renderers import json_answer
 
 NUL = "\x00"
 
@@ -38,5 +40,5 @@ class RefuseNulMiddleware:
             return self.get_response(request)
         detail = f"{where} contains a NUL character (0x00), which no value here may hold"
         if request.path.startswith("/api/"):
-            return JsonResponse({"error": "invalid", "detail": detail}, status=400)
+            return json_answer({"error": "invalid", "detail": detail}, status=400)
         return HttpResponseBadRequest(detail, content_type="text/plain; charset=utf-8")

@@ -5,7 +5,8 @@ request: 3 % of a worker's CPU under the benchmark's moves (bench/api_bench.md, 
 A request without an Accept header, or with ``*/*`` or exactly the first renderer's media type,
 and without a format asked for (a ``.json`` suffix or ``?format=``), always gets the first
 renderer with its media type; those are answered here without parsing. Every other request is
-negotiated by DRF as before, its 406 included.
+negotiated by DRF as before, its 406 included; a format no renderer writes gets a 404 that
+names it.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from rest_framework.exceptions import NotFound
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
@@ -32,3 +34,11 @@ class ContentNegotiation(DefaultContentNegotiation):
                 return first, first.media_type
         found: Any = super().select_renderer(request, renderers, format_suffix)
         return found  # type: ignore[no-any-return]
+
+    def filter_renderers(self, renderers: list[BaseRenderer], format: str) -> list[BaseRenderer]:
+        """DRF's, whose 404 for a format no renderer writes said only "Not found."."""
+        found = [renderer for renderer in renderers if renderer.format == format]
+        if not found:
+            offered = ", ".join(str(renderer.format) for renderer in renderers)
+            raise NotFound(f"no format {format!r} here: ask for one of {offered}")
+        return found

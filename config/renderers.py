@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import orjson
+from django.http import HttpResponse
 from rest_framework import renderers
 from rest_framework.utils.encoders import JSONEncoder
 
@@ -49,3 +50,10 @@ class JSONRenderer(renderers.JSONRenderer):
             written = written.replace(_LINE_SEPARATORS[0], b"\\u2028").replace(
                 _LINE_SEPARATORS[1], b"\\u2029")
         return written
+
+
+def json_answer(data: Any, *, status: int) -> HttpResponse:
+    """An answer written as the API's views write theirs, for code outside DRF's views (a
+    middleware, the API's catch-all 404)."""
+    return HttpResponse(JSONRenderer().render(data), status=status,
+                        content_type=JSONRenderer.media_type)

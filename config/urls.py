@@ -1,7 +1,9 @@
 from django.conf import settings
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from config.views import api_not_found
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -10,6 +12,7 @@ urlpatterns = [
     path("api/ledger/", include("ledger.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger"),
+    re_path(r"^api/", api_not_found),  # last of the API's: a JSON 404, not the HTML page
     path("", include("frontend.urls")),
 ]
 

@@ -137,6 +137,9 @@ SPECTACULAR_SETTINGS = {
     # One name per choice set: a partie's and a hand's status, the bots a table can seat.
     "ENUM_NAME_OVERRIDES": {"PlayStatusEnum": "games.models.Partie.Status",
                             "BotKindEnum": "games.services.parties.BOT_NAMES"},
+    # Then every operation's error answers, and event streams event by event (config/schema.py).
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums",
+                             "config.schema.document_errors"],
 }
 
 # Celery: Redis when REDIS_URL is set; otherwise an in-memory broker for the embedded default.

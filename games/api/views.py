@@ -15,7 +15,7 @@ from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.renderers import BaseRenderer
@@ -197,7 +197,7 @@ class HandDetailView(APIView):
 
 
 class HandMovesView(APIView):
-    @extend_schema(request=s.MoveRequestSerializer, responses=dict)
+    @extend_schema(request=s.MoveRequestSerializer, responses={201: dict})
     def post(self, request: Request, hand_id: str) -> Response:
         v = s.MoveRequestSerializer.well_formed(request.data)
         if v is None:  # anything unusual: the serializer's checks and messages
@@ -232,13 +232,17 @@ class HandEventsView(APIView):
                          "events": selectors.hand_events(hand=hand, user=request.user)})
 
 
+_NOT_OVER = OpenApiResponse(description="The hand is not over yet: its record, seed included, "
+                                       "is published when it ends.")
+
+
 class HandRecordView(APIView):
-    @extend_schema(responses=dict)
+    @extend_schema(responses={200: dict, 409: _NOT_OVER})
     def get(self, request: Request, hand_id: str) -> Response:
         return Response(selectors.hand_record(hand=_hand(hand_id)))
 
 
 class HandVerifyView(APIView):
-    @extend_schema(responses=dict)
+    @extend_schema(responses={200: dict, 409: _NOT_OVER})
     def get(self, request: Request, hand_id: str) -> Response:
         return Response(selectors.hand_verification(hand=_hand(hand_id)))

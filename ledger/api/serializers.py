@@ -11,7 +11,8 @@ from ledger.models import Account, AccountKind, Posting
 
 
 class AccountSerializer(serializers.ModelSerializer[Any]):
-    owner = serializers.CharField(source="owner.get_username", default=None, read_only=True)
+    owner = serializers.CharField(source="owner.get_username", default=None, read_only=True,
+                                  allow_null=True)  # the bank and pots have no owner
 
     class Meta:
         model = Account

@@ -12,6 +12,7 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.exceptions import ValidationError
 from rest_framework.generics import ListAPIView
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.permissions import BasePermission, IsAuthenticated
@@ -46,8 +47,40 @@ class IsClubOrganiser(BasePermission):
 
 
 class StatementPagination(LimitOffsetPagination):
+    """DRF's limit and offset, refused with a 400 that names them when they are not whole
+    numbers in range (DRF read such a value as its default: ``offset=x`` was the first page,
+    ``limit=5000`` a thousand lines); the schema gives their ranges."""
+
     default_limit = 100
     max_limit = 1000
+
+    def get_limit(self, request: Request) -> int:
+        return _count(request, self.limit_query_param, self.default_limit, 1, self.max_limit)
+
+    def get_offset(self, request: Request) -> int:
+        return _count(request, self.offset_query_param, 0, 0, None)
+
+    def get_schema_operation_parameters(self, view: Any) -> list[dict[str, Any]]:
+        parameters: list[dict[str, Any]] = super().get_schema_operation_parameters(view)
+        ranges = {self.limit_query_param: {"minimum": 1, "maximum": self.max_limit},
+                  self.offset_query_param: {"minimum": 0}}
+        for parameter in parameters:
+            parameter["schema"].update(ranges.get(parameter["name"], {}))
+        return parameters
+
+
+def _count(request: Request, name: str, default: int, least: int, most: int | None) -> int:
+    raw = request.query_params.get(name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValidationError({name: [f"must be a whole number, not {raw!r}"]}) from None
+    if value < least or (most is not None and value > most):
+        span = f"from {least} to {most}" if most is not None else f"{least} or more"
+        raise ValidationError({name: [f"must be {span}, not {value}"]})
+    return value
 
 
 class _LedgerView:
@@ -55,7 +88,13 @@ class _LedgerView:
 
 
 def _query(serializer_class: type[Any], request: Request) -> dict[str, Any]:
+    """The query's parameters, validated. One given empty (``?at=``) is refused: DRF reads it as
+    absent, so a client whose value went missing got the default (now, every kind) unwarned."""
     serializer = serializer_class(data=request.query_params)
+    empty = [name for name in serializer.fields if request.query_params.get(name) == ""]
+    if empty:
+        raise ValidationError({name: ["is empty: give a value, or leave the parameter out"]
+                               for name in empty})
     serializer.is_valid(raise_exception=True)
     data: dict[str, Any] = serializer.validated_data
     return data

@@ -87,3 +87,20 @@ def test_only_an_organiser_creates_a_soiree(club: Any, members: Any) -> None:
     missing = _as(player).post("/api/soirees/", _soiree(club="nowhere"), format="json")
     assert missing.status_code == 404
     assert not Soiree.objects.exists()
+
+
+def test_the_ledger_refuses_an_empty_time_and_a_bad_page(club: Any, organiser: Any) -> None:
+    client = _as(organiser)
+    empty = client.get("/api/ledger/clubs/cercle/trial-balance/?at=")
+    assert empty.status_code == 400
+    assert empty.json()["at"] == ["is empty: give a value, or leave the parameter out"]
+    assert client.get("/api/ledger/clubs/cercle/accounts/?kind=").json()["kind"] == [
+        "is empty: give a value, or leave the parameter out"]
+    for query, message in (("offset=x", "offset: must be a whole number, not 'x'"),
+                           ("offset=-1", "offset: must be 0 or more, not -1"),
+                           ("limit=0", "limit: must be from 1 to 1000, not 0"),
+                           ("limit=5000", "limit: must be from 1 to 1000, not 5000")):
+        answer = client.get(f"/api/ledger/clubs/cercle/accounts/?{query}")
+        assert answer.status_code == 400, query
+        assert answer.json()["detail"] == f"invalid request: {message}"
+    assert client.get("/api/ledger/clubs/cercle/accounts/?limit=2&offset=1").status_code == 200
