@@ -27,6 +27,7 @@ the examples.
 from __future__ import annotations
 
 import base64
+import uuid
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
@@ -88,8 +89,9 @@ def signed_in(django_user_model: Any) -> Iterator[dict[str, str]]:
     soiree = soiree_create(club=club, name="Jeudi", game="comet", season=season,
                            starts_at=timezone.now() + timedelta(hours=1),
                            ends_at=timezone.now() + timedelta(hours=4))
-    partie = partie_start(game="comet", players=[person], bots=["heuristic"], options={},
-                          club_key="cercle", buy_in=50, at=timezone.now())
+    partie = partie_start(game="commere", players=[person], bots=["heuristic"] * 3,
+                          options={}, club_key="cercle", buy_in=50, at=timezone.now(),
+                          forced_move_delay=timedelta(0), comet_window=timedelta(0))
     REAL.update(club_key="cercle", soiree_id=soiree.pk, season_id=season.pk,
                 partie_id=str(partie.pk), hand_id=str(partie.hands.get().pk),
                 account_id=wallet_get_or_create(club_key="cercle", owner=person).pk)
@@ -118,3 +120,34 @@ def test_every_answer_is_one_the_schema_documents(case: Any, signed_in: dict[str
 
 def _rows() -> dict[str, int]:
     return {model.__name__: model.objects.count() for model in KEPT}
+
+
+def test_a_hand_played_to_its_end_answers_as_documented(signed_in: dict[str, str]) -> None:
+    """The answers fuzzing rarely reaches, built by hand and checked the same way: every move
+    of a hand (201), its view after each, and once it is over its record and verification."""
+    hand_id = REAL["hand_id"]
+    operation = {(method, path): schema[path][method]
+                 for path, method in (("/api/hands/{hand_id}/", "GET"),
+                                      ("/api/hands/{hand_id}/moves", "POST"),
+                                      ("/api/hands/{hand_id}/events", "GET"),
+                                      ("/api/hands/{hand_id}/record", "GET"),
+                                      ("/api/hands/{hand_id}/verify", "GET"))}
+
+    def call(method: str, path: str, **kwargs: Any) -> Any:
+        case = operation[(method, path)].Case(path_parameters={"hand_id": hand_id}, **kwargs)
+        return case.call_and_validate(headers=signed_in, excluded_checks=EXCLUDED)
+
+    moves = 0
+    view = call("GET", "/api/hands/{hand_id}/").json()
+    while view["status"] != "over":
+        assert view["your_seat"] in view["to_act"] and view["legal_moves"], view
+        answer = call("POST", "/api/hands/{hand_id}/moves", body={
+            "command_id": str(uuid.uuid4()), "seq": view["seq"], "move": view["legal_moves"][0]},
+            media_type="application/json")
+        assert answer.status_code == 201
+        moves += 1
+        view = call("GET", "/api/hands/{hand_id}/").json()
+    assert moves > 0 and view["seed"] is not None
+    assert call("GET", "/api/hands/{hand_id}/events").json()["over"] is True
+    assert call("GET", "/api/hands/{hand_id}/record").json()["hand"] == hand_id
+    assert call("GET", "/api/hands/{hand_id}/verify").json()["ok"] is True

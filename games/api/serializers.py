@@ -118,3 +118,64 @@ class PartieSerializer(serializers.ModelSerializer):
         model = Partie
         fields = ["id", "game", "options", "club_key", "table_label", "status", "seats", "hands",
                   "created_at", "ended_at"]
+
+
+# -- Answers of the hand endpoints, for the schema: the views answer plain dicts
+# (games.selectors), and tests/test_api_schema.py checks every answer against these shapes.
+
+
+class NextHandSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    number = serializers.IntegerField()
+
+
+class HandViewSerializer(serializers.Serializer):
+    """A hand as the requester may see it (``selectors.view_of``): his seat's view, or a
+    spectator's; the seed only once the hand is over."""
+
+    hand = serializers.UUIDField()
+    partie = serializers.UUIDField()
+    game = serializers.ChoiceField(choices=Game.choices)
+    number = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=Hand.Status.choices)
+    seq = serializers.IntegerField(help_text="The seq of the hand's last event: a move answers it")
+    your_seat = serializers.IntegerField(allow_null=True, help_text="null: a spectator")
+    to_act = serializers.ListField(child=serializers.IntegerField(),
+                                   help_text="the seats the hand waits for")
+    legal_moves = MoveSerializer(many=True, help_text="the requester's legal moves now")
+    deadline = serializers.DateTimeField(allow_null=True)
+    deadline_kind = serializers.CharField(allow_null=True)
+    commitment = serializers.CharField(help_text="SHA-256 of the seed, published at the deal")
+    seed = serializers.CharField(allow_null=True, help_text="revealed once the hand is over")
+    next_hand = NextHandSerializer(allow_null=True,
+                                   help_text="once over: the partie's next hand, when dealt")
+    view = serializers.DictField(help_text="the game's view of the hand for this seat: the "
+                                           "requester's cards, counts of the others', the table")
+
+
+class CommandAnswerSerializer(serializers.Serializer):
+    hand = serializers.UUIDField()
+    seq = serializers.IntegerField(help_text="the hand's seq after the command")
+    applied_from_seq = serializers.IntegerField(help_text="the seq of its first event")
+    next_hand = NextHandSerializer(allow_null=True,
+                                   help_text="the hand it dealt, when it ended this one")
+
+
+class MoveAnswerSerializer(HandViewSerializer):
+    command = CommandAnswerSerializer(help_text="the command's first answer (a retry gets it "
+                                                "again)")
+
+
+class HandEventsSerializer(serializers.Serializer):
+    hand = serializers.UUIDField()
+    over = serializers.BooleanField()
+    events = serializers.ListField(
+        child=serializers.DictField(),
+        help_text="HAND_RECORD.md's events (`seq`, `type`, `at`, `by`, and the type's fields), "
+                  "redacted for the requester until the hand is over")
+
+
+class HandVerificationSerializer(serializers.Serializer):
+    ok = serializers.BooleanField()
+    digest = serializers.CharField(allow_null=True)
+    discrepancy = serializers.CharField(allow_null=True)

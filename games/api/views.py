@@ -188,7 +188,7 @@ class LiveView(APIView):
 
 
 class HandDetailView(APIView):
-    @extend_schema(responses=dict)
+    @extend_schema(responses=s.HandViewSerializer)
     def get(self, request: Request, hand_id: str) -> Response:
         try:
             return Response(selectors.hand_view_by_id(hand_id=hand_id, user=request.user))
@@ -197,7 +197,7 @@ class HandDetailView(APIView):
 
 
 class HandMovesView(APIView):
-    @extend_schema(request=s.MoveRequestSerializer, responses={201: dict})
+    @extend_schema(request=s.MoveRequestSerializer, responses={201: s.MoveAnswerSerializer})
     def post(self, request: Request, hand_id: str) -> Response:
         v = s.MoveRequestSerializer.well_formed(request.data)
         if v is None:  # anything unusual: the serializer's checks and messages
@@ -225,7 +225,7 @@ class HandMovesView(APIView):
 
 
 class HandEventsView(APIView):
-    @extend_schema(responses=dict)
+    @extend_schema(responses=s.HandEventsSerializer)
     def get(self, request: Request, hand_id: str) -> Response:
         hand = _hand(hand_id)
         return Response({"hand": str(hand.id), "over": hand.status == Hand.Status.OVER,
@@ -243,6 +243,6 @@ class HandRecordView(APIView):
 
 
 class HandVerifyView(APIView):
-    @extend_schema(responses={200: dict, 409: _NOT_OVER})
+    @extend_schema(responses={200: s.HandVerificationSerializer, 409: _NOT_OVER})
     def get(self, request: Request, hand_id: str) -> Response:
         return Response(selectors.hand_verification(hand=_hand(hand_id)))
