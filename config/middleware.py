@@ -20,7 +20,15 @@ NUL = "\x00"
 
 
 def nul_in(request: HttpRequest) -> str | None:
-    """What of the request holds a NUL character, named for the client; ``None`` if nothing."""
+    """What of the request holds a NUL character, named for the client; ``None`` if nothing.
+
+    The raw query and cookie header are looked at first, and parsed only if they may hold one:
+    a NUL reaches the parsed values only as itself, as ``%00`` in the query, or as the octal
+    escape ``\\000`` in a quoted cookie. Parsing every request's query cost about 10 µs."""
+    query = request.META.get("QUERY_STRING", "")
+    cookies = request.META.get("HTTP_COOKIE", "")
+    if not (NUL in query or "%00" in query or NUL in cookies or "\\000" in cookies):
+        return None
     for name, values in request.GET.lists():
         if NUL in name or any(NUL in value for value in values):
             return f"the query parameter {name!r}"

@@ -9,7 +9,9 @@ import base64
 from typing import Any
 
 import pytest
-from django.test import Client
+from django.test import Client, RequestFactory
+
+from config.middleware import nul_in
 
 pytestmark = pytest.mark.django_db
 
@@ -54,3 +56,18 @@ def test_a_query_parameter_with_a_nul_is_refused_by_name(organiser: Any) -> None
     assert answer.status_code == 400
     assert answer.json()["detail"].startswith("the query parameter 'club' contains a NUL")
     assert client.get("/api/soirees/?club=demo").status_code == 200
+
+
+@pytest.mark.parametrize(("meta", "named"), [
+    ({"QUERY_STRING": "club=de\x00mo"}, "the query parameter 'club'"),
+    ({"QUERY_STRING": "de%00mo=1"}, "the query parameter 'de\\x00mo'"),
+    ({"HTTP_COOKIE": "sessionid=abc\x00def"}, "the cookie 'sessionid'"),
+    ({"HTTP_COOKIE": 'csrftoken="abc\\000def"'}, "the cookie 'csrftoken'"),
+    ({"QUERY_STRING": "club=demo%0", "HTTP_COOKIE": "sessionid=abc000"}, None),
+])
+def test_every_way_a_nul_arrives_is_found(meta: dict[str, str], named: str | None) -> None:
+    # The middleware reads the raw query and cookie header first, and parses them only if
+    # they may hold a NUL: each spelling of one must still be found.
+    request = RequestFactory().get("/api/soirees/")
+    request.META.update(meta)
+    assert nul_in(request) == named
