@@ -6,28 +6,34 @@ a session cookie holding one went to the database as the session key and failed 
 request is refused first, with a 400 that names the parameter or cookie. Form and JSON fields
 are the serializers' business (DRF's and Django's character fields refuse NUL already), and
 Basic credentials the authentication backend's (tournaments.auth).
+
+A ``MiddlewareMixin``, so that the ASGI live server runs it without a thread switch.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.utils.deprecation import MiddlewareMixin
 
 from config.renderers import json_answer
 
 NUL = "\x00"
+#: The charsets in which a query's NUL can only be spelt as itself or ``%00``.
+PLAIN_CHARSETS = ("utf-8", "utf8")
 
 
 def nul_in(request: HttpRequest) -> str | None:
     """What of the request holds a NUL character, named for the client; ``None`` if nothing.
 
-    The raw query and cookie header are looked at first, and parsed only if they may hold one:
-    a NUL reaches the parsed values only as itself, as ``%00`` in the query, or as the octal
-    escape ``\\000`` in a quoted cookie. Parsing every request's query cost about 10 µs."""
+    The raw query and cookie header are looked at first, and parsed only if they may hold one
+    (parsing every request's query cost about 10 µs): in UTF-8 a NUL reaches the parsed query
+    only as itself or as ``%00``, and a cookie only as itself or as the octal escape ``\\000``
+    of a quoted value. A request that names another charset (Django then decodes its query
+    with it: in UTF-7, ``+AAA-`` is a NUL) is always parsed."""
     query = request.META.get("QUERY_STRING", "")
     cookies = request.META.get("HTTP_COOKIE", "")
-    if not (NUL in query or "%00" in query or NUL in cookies or "\\000" in cookies):
+    plain = request.encoding is None or request.encoding.lower() in PLAIN_CHARSETS
+    if plain and not (NUL in query or "%00" in query or NUL in cookies or "\\000" in cookies):
         return None
     for name, values in request.GET.lists():
         if NUL in name or any(NUL in value for value in values):
@@ -38,15 +44,12 @@ def nul_in(request: HttpRequest) -> str | None:
     return None
 
 
-class RefuseNulMiddleware:
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
-        self.get_response = get_response
-
-    def __call__(self, request: HttpRequest) -> HttpResponse:
+class RefuseNulMiddleware(MiddlewareMixin):
+    def process_request(self, request: HttpRequest) -> HttpResponse | None:
         where = nul_in(request)
         if where is None:
-            return self.get_response(request)
+            return None
         detail = f"{where} contains a NUL character (0x00), which no value here may hold"
-        if request.path.startswith("/api/"):
+        if request.path_info.startswith("/api/"):
             return json_answer({"error": "invalid", "detail": detail}, status=400)
         return HttpResponseBadRequest(detail, content_type="text/plain; charset=utf-8")

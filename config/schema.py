@@ -3,20 +3,22 @@
 Every refused request is answered ``{"error": code, "detail": message, …}`` (config.exceptions),
 but drf-spectacular documents only the answers a view declares, so the schema listed none of
 them: a client generated from it, or a tool that checks answers against it (schemathesis), met
-400, 401, 403, 404 and 409 as undocumented. This hook documents them by what can cause each:
+400, 401, 403, 404 and 409 as undocumented. This hook documents them wherever they can
+occur, erring on the side of listing one that a given operation rarely or never gives:
 
-- 400: every operation (a body or parameter refused, malformed JSON, and on any operation a
-  NUL character in the query or a cookie: config.middleware);
-- 401 and 403: every operation that requires a signed-in person (403: a role, a seat, CSRF);
+- 400 and 401: every operation (a body or parameter refused, malformed JSON, and anywhere a
+  NUL character in the query or a cookie, config.middleware; wrong Basic credentials);
+- 403: every operation that requires a signed-in person (a role, a seat, the CSRF check);
 - 404: a path parameter (no such partie, hand, soirée, club, account), or a ``format``
   no renderer writes (config.negotiation);
 - 409: a POST (the state forbids it now: a stale seq, a hand over, a soirée already open), and
   what a view declares itself (a hand's record before the hand is over).
 
 An answer a view declares is kept. A server-sent-events stream (``text/event-stream``) is
-described event by event, as OpenAPI 3.0 reads a stream's schema: ``event``, ``data`` (JSON),
-``id``, ``retry``; its refusals come as one ``error`` event, or as JSON to a client that asks
-for JSON.
+described event by event (``event``, ``data`` holding JSON, ``id``, ``retry``). OpenAPI 3.0
+says nothing of streams (3.2 adds ``itemSchema`` for an event); this is how schemathesis reads
+a 3.0 stream's schema, and the operation's description says the body is a stream. Its refusals
+come as one ``error`` event, or as JSON to a client that asks for JSON.
 """
 
 from __future__ import annotations
@@ -76,9 +78,9 @@ def document_errors(result: dict[str, Any], generator: Any, request: Any, public
                 if STREAM in (answer.get("content") or {}):
                     answer["content"][STREAM] = {"schema": event_ref}
             parameters = operation.get("parameters", [])
-            codes = ["400"]
+            codes = ["400", "401"]  # 401: wrong Basic credentials, on any operation
             if operation.get("security") and {} not in operation["security"]:
-                codes += ["401", "403"]
+                codes.append("403")
             if any(p.get("in") == "path" or p.get("name") == "format" for p in parameters):
                 codes.append("404")
             if method == "post":

@@ -15,18 +15,16 @@ def api_not_found(request: HttpRequest) -> HttpResponse:
     """A path under /api/ that no view serves: the API's JSON 404, naming the path (Django's
     page is HTML, which a client of the API cannot read). As Django's CommonMiddleware would,
     a GET of a path that exists with a trailing slash is redirected there."""
-    path = request.path
-    with_slash = path + "/"
+    path = request.path_info
     if settings.APPEND_SLASH and not path.endswith("/"):
         try:
-            match = resolve(with_slash)
+            match = resolve(path + "/")
         except Resolver404:
             match = None
         if match is not None and match.func is not api_not_found:
             if request.method in ("GET", "HEAD"):
-                query = request.META.get("QUERY_STRING", "")
-                return HttpResponsePermanentRedirect(with_slash + (f"?{query}" if query else ""))
-            return _not_found(f"no such API path: {path} (did you mean {with_slash}?)")
+                return HttpResponsePermanentRedirect(request.get_full_path(force_append_slash=True))
+            return _not_found(f"no such API path: {path} (did you mean {path}/?)")
     return _not_found(f"no such API path: {path}")
 
 

@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin
@@ -84,8 +85,26 @@ def _standings_html(rows: list[dict[str, Any]]) -> str:
                        "<th>Comets</th><th>tricons</th></tr>{}</table>", body)
 
 
+class SoireeForm(forms.ModelForm):
+    """The admin's soirée, checked as the API checks a new one (services.soiree_check): an
+    unknown option, or one PostgreSQL cannot store (a NUL character), was saved as typed and
+    failed at the database (500) or when the soirée opened. The admin gives it its model and
+    fields."""
+
+    def clean(self) -> dict[str, Any]:
+        data: dict[str, Any] = super().clean()
+        needed = ("starts_at", "ends_at", "game", "options", "move_timeout", "bot_kind")
+        if all(data.get(name) is not None for name in needed):
+            try:
+                services.soiree_check(**{name: data[name] for name in needed})
+            except GameError as exc:
+                raise forms.ValidationError(str(exc)) from None
+        return data
+
+
 @admin.register(Soiree)
 class SoireeAdmin(admin.ModelAdmin):
+    form = SoireeForm
     list_display = ["name", "club", "game", "starts_at", "ends_at", "status"]
     list_filter = ["club", "game", "status"]
     search_fields = ["name"]

@@ -1,9 +1,10 @@
 """Signing in, and signed-in people from the cache.
 
-Both backends refuse credentials holding a NUL character (``ModelBackend``): PostgreSQL's text
-cannot hold one, and Django's backend looked such a username up in the database, which failed
-with a 500 (an HTTP Basic header can carry any byte; found by schemathesis). No username or
-password of this service holds one, so the credentials are simply wrong: a 401.
+Both backends refuse credentials holding a NUL character (``NulSafeModelBackend``):
+PostgreSQL's text cannot hold one, and Django's backend looked such a username up in the
+database, which failed with a 500 (an HTTP Basic header can carry any byte; found by
+schemathesis). No username or password of this service holds one, so the credentials are
+simply wrong: a 401.
 
 Every request of a signed-in person reads his session and then his user row. With Redis
 configured, sessions are ``cached_db`` (read from the cache, written to both) and this backend
@@ -25,7 +26,7 @@ import time
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.backends import ModelBackend as DjangoModelBackend
+from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.cache import cache
 from django.db import transaction
@@ -70,7 +71,7 @@ def prefetched(user_id: Any) -> dict[str, Any] | None:
     return found
 
 
-class ModelBackend(DjangoModelBackend):
+class NulSafeModelBackend(ModelBackend):
     """Django's backend, refusing credentials that hold a NUL character before any query."""
 
     def authenticate(self, request: Any, username: str | None = None,
@@ -81,7 +82,7 @@ class ModelBackend(DjangoModelBackend):
         return super().authenticate(request, username=username, password=password, **kwargs)
 
 
-class CachedModelBackend(ModelBackend):
+class CachedModelBackend(NulSafeModelBackend):
     """``ModelBackend`` whose ``get_user`` (run by every request of a signed-in person) reads
     the user from the cache, falling back to the database.
 

@@ -45,18 +45,14 @@ def membership_add(*, club: Club, user: AbstractBaseUser, role: str) -> Membersh
     return membership
 
 
-def soiree_create(
-    *, club: Club, name: str, starts_at: datetime, ends_at: datetime, game: str,
-    options: dict[str, Any] | None = None, buy_in: int = 50,
-    move_timeout: timedelta = timedelta(seconds=30),
-    pause_between_hands: timedelta = timedelta(seconds=5),
-    forced_move_delay: timedelta = timedelta(seconds=1),
-    comet_window: timedelta = timedelta(seconds=2),
-    deals_per_partie: int | None = None, bots_allowed: bool = True, min_tables: int = 1,
-    season: Any = None, created_by: AbstractBaseUser | None = None, bot_kind: str = BOT_KIND,
-) -> Soiree:
+def soiree_check(*, starts_at: datetime, ends_at: datetime, game: str,
+                 options: dict[str, Any] | None, move_timeout: timedelta, bot_kind: str) -> None:
+    """Refuse (SoireeError) a soirée that could not be played as set: on creation, and when
+    staff change one in the admin site."""
     if ends_at <= starts_at:
         raise SoireeError("a soirée must end after it starts")
+    if not isinstance(options or {}, dict):
+        raise SoireeError("options must be an object of RULES.md's options")
     try:
         engine = get_game(game)
         engine.normalise_options(options or {})
@@ -69,6 +65,20 @@ def soiree_create(
         raise SoireeError("move_timeout must be positive")
     if bot_kind not in BOT_NAMES:
         raise SoireeError(f"unknown bot {bot_kind!r}: choose among {', '.join(BOT_NAMES)}")
+
+
+def soiree_create(
+    *, club: Club, name: str, starts_at: datetime, ends_at: datetime, game: str,
+    options: dict[str, Any] | None = None, buy_in: int = 50,
+    move_timeout: timedelta = timedelta(seconds=30),
+    pause_between_hands: timedelta = timedelta(seconds=5),
+    forced_move_delay: timedelta = timedelta(seconds=1),
+    comet_window: timedelta = timedelta(seconds=2),
+    deals_per_partie: int | None = None, bots_allowed: bool = True, min_tables: int = 1,
+    season: Any = None, created_by: AbstractBaseUser | None = None, bot_kind: str = BOT_KIND,
+) -> Soiree:
+    soiree_check(starts_at=starts_at, ends_at=ends_at, game=game, options=options,
+                 move_timeout=move_timeout, bot_kind=bot_kind)
     return Soiree.objects.create(
         club=club, name=name, starts_at=starts_at, ends_at=ends_at, game=game,
         options=options or {}, buy_in=buy_in, move_timeout=move_timeout,

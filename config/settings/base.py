@@ -114,7 +114,7 @@ if REDIS_URL:
     SESSION_ENGINE = "tournaments.sessions"
     AUTHENTICATION_BACKENDS = ["tournaments.auth.CachedModelBackend"]
 else:
-    AUTHENTICATION_BACKENDS = ["tournaments.auth.ModelBackend"]
+    AUTHENTICATION_BACKENDS = ["tournaments.auth.NulSafeModelBackend"]
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

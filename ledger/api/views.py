@@ -4,6 +4,7 @@ balance and settlements; nobody else reads anything."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -73,10 +74,9 @@ def _count(request: Request, name: str, default: int, least: int, most: int | No
     raw = request.query_params.get(name)
     if raw is None:
         return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ValidationError({name: [f"must be a whole number, not {raw!r}"]}) from None
+    if not re.fullmatch(r"-?[0-9]+", raw):  # int() would take " 5", "1_0", "+5", "٥"
+        raise ValidationError({name: [f"must be a whole number, not {raw!r}"]})
+    value = int(raw)
     if value < least or (most is not None and value > most):
         span = f"from {least} to {most}" if most is not None else f"{least} or more"
         raise ValidationError({name: [f"must be {span}, not {value}"]})

@@ -85,7 +85,15 @@ def test_only_an_organiser_creates_a_soiree(club: Any, members: Any) -> None:
     assert answer.status_code == 403
     assert answer.json()["detail"] == "only an organiser of Le Cercle may do this"
     missing = _as(player).post("/api/soirees/", _soiree(club="nowhere"), format="json")
-    assert missing.status_code == 404
+    assert missing.status_code == 400
+    assert missing.json()["club"] == ["no such club"]
+    assert not Soiree.objects.exists()
+
+
+def test_an_unknown_season_is_a_refused_field(club: Any, organiser: Any) -> None:
+    answer = _as(organiser).post("/api/soirees/", _soiree(season=999), format="json")
+    assert answer.status_code == 400
+    assert answer.json()["season"] == ["no season 999 in Le Cercle"]
     assert not Soiree.objects.exists()
 
 

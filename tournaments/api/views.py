@@ -93,10 +93,15 @@ class SoireeListView(APIView):
         data = SoireeCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v: dict[str, Any] = dict(data.validated_data)
-        club = get_object_or_404(Club, slug=v.pop("club"))
+        # Named in the body, not the path: an unknown one is a refused field (400), not a 404.
+        club = Club.objects.filter(slug=v.pop("club")).first()
+        if club is None:
+            raise serializers.ValidationError({"club": ["no such club"]})
         _organiser(request, club)
         season = v.pop("season")
-        season_obj = get_object_or_404(Season, pk=season, club=club) if season else None
+        season_obj = Season.objects.filter(pk=season, club=club).first() if season else None
+        if season and season_obj is None:
+            raise serializers.ValidationError({"season": [f"no season {season} in {club.name}"]})
         for key in ("move_timeout", "pause_between_hands", "forced_move_delay", "comet_window"):
             v[key] = timedelta(seconds=v[key])
         soiree = services.soiree_create(club=club, season=season_obj, created_by=request.user,
