@@ -134,9 +134,10 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "Académie API",
     "DESCRIPTION": "Club soirées of Comet and Ma commère: parties, hands, moves, chips.",
     "VERSION": "0.1.0",
-    # One name per choice set: a partie's and a hand's status, the bots a table can seat.
+    # One name per choice set: a partie's and a hand's status, a soirée's, the bots a table can seat.
     "ENUM_NAME_OVERRIDES": {"PlayStatusEnum": "games.models.Partie.Status",
-                            "BotKindEnum": "games.services.parties.BOT_NAMES"},
+                            "BotKindEnum": "games.services.parties.BOT_NAMES",
+                            "SoireeStatusEnum": "tournaments.models.Soiree.Status"},
     # Then every operation's error answers, and event streams event by event (config/schema.py).
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums",
                              "config.schema.document_errors"],

@@ -16,7 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.fields import DateTimeField
-from games.models import Game
+from games.models import Game, Hand, Partie
 from games.services.parties import BOT_NAMES
 from tournaments import selectors, services
 from tournaments.errors import NotMember, NotOrganiser
@@ -64,6 +64,107 @@ class SoireeCreateSerializer(serializers.Serializer):
 
 class CheckinSerializer(serializers.Serializer):
     player = serializers.CharField(max_length=150)
+
+
+# -- Answers, for the schema: the views answer plain dicts (selectors, services), and
+# tests/test_api_schema.py checks every answer against these shapes.
+
+
+class RegisteredSerializer(serializers.Serializer):
+    soiree = serializers.IntegerField()
+    player = serializers.CharField()
+    registered = serializers.BooleanField()
+
+
+class CheckedInSerializer(serializers.Serializer):
+    soiree = serializers.IntegerField()
+    player = serializers.CharField()
+    checked_in_at = serializers.DateTimeField()
+
+
+class OpenedSerializer(serializers.Serializer):
+    soiree = serializers.IntegerField()
+    tables = serializers.IntegerField(help_text="how many tables were seated")
+
+
+class ClosedSerializer(serializers.Serializer):
+    soiree = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=Soiree.Status.choices)
+
+
+class TableSeatSerializer(serializers.Serializer):
+    seat = serializers.IntegerField()
+    player = serializers.CharField()
+    bot = serializers.CharField(allow_null=True, help_text="the bot's kind; null: a person")
+
+
+class CurrentHandSerializer(serializers.Serializer):
+    hand = serializers.UUIDField()
+    number = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=Hand.Status.choices)
+    seq = serializers.IntegerField()
+    deadline = serializers.DateTimeField(allow_null=True)
+
+
+class TableSerializer(serializers.Serializer):
+    """A table of the evening (``selectors.soiree_tables``): public facts only."""
+
+    table = serializers.IntegerField()
+    round = serializers.IntegerField()
+    partie = serializers.UUIDField()
+    status = serializers.ChoiceField(choices=Partie.Status.choices)
+    seats = TableSeatSerializer(many=True)
+    hands_played = serializers.IntegerField()
+    current_hand = CurrentHandSerializer(allow_null=True)
+
+
+class TablesSerializer(serializers.Serializer):
+    soiree = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=Soiree.Status.choices)
+    tables = TableSerializer(many=True)
+
+
+class MyTableSerializer(serializers.Serializer):
+    soiree = serializers.IntegerField()
+    table = TableSerializer(allow_null=True, help_text="null: the requester sits at no table")
+
+
+class StandingSerializer(serializers.Serializer):
+    player = serializers.CharField()
+    net = serializers.IntegerField(help_text="chips won or lost")
+    hands_won = serializers.IntegerField()
+    comets = serializers.IntegerField()
+    tricons = serializers.IntegerField()
+    hands = serializers.IntegerField()
+
+
+class StandingsSerializer(serializers.Serializer):
+    players = StandingSerializer(many=True)
+    computed_at = serializers.DateTimeField()
+
+
+class SoireeStandingsSerializer(serializers.Serializer):
+    soiree = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=Soiree.Status.choices)
+    standings = StandingsSerializer(allow_null=True, help_text="null until the soirée opens")
+    settlement = serializers.DictField(allow_null=True,
+                                       help_text="once closed: each account's net, and the "
+                                                 "transfers that settle them")
+
+
+class SeasonStandingSerializer(serializers.Serializer):
+    player = serializers.CharField()
+    net = serializers.IntegerField()
+    hands_won = serializers.IntegerField()
+    comets = serializers.IntegerField()
+    tricons = serializers.IntegerField()
+    soirees = serializers.IntegerField()
+
+
+class SeasonStandingsSerializer(serializers.Serializer):
+    season = serializers.IntegerField()
+    name = serializers.CharField()
+    standings = SeasonStandingSerializer(many=True)
 
 
 def _organiser(request: Request, club: Club) -> None:
@@ -120,7 +221,7 @@ class SoireeDetailView(APIView):
 class SoireeRegisterView(APIView):
     """A player registers himself for a soirée of his club."""
 
-    @extend_schema(request=None, responses={201: dict})
+    @extend_schema(request=None, responses={201: RegisteredSerializer})
     def post(self, request: Request, soiree_id: int) -> Response:
         soiree = _soiree(soiree_id)
         services.registration_add(soiree=soiree, user=request.user)
@@ -131,7 +232,7 @@ class SoireeRegisterView(APIView):
 class SoireeCheckinView(APIView):
     """An organiser checks a player in (his buy-in is issued)."""
 
-    @extend_schema(request=CheckinSerializer, responses={201: dict})
+    @extend_schema(request=CheckinSerializer, responses={201: CheckedInSerializer})
     def post(self, request: Request, soiree_id: int) -> Response:
         soiree = _soiree(soiree_id)
         _organiser(request, soiree.club)
@@ -147,7 +248,7 @@ class SoireeCheckinView(APIView):
 
 
 class SoireeOpenView(APIView):
-    @extend_schema(request=None, responses=dict)
+    @extend_schema(request=None, responses=OpenedSerializer)
     def post(self, request: Request, soiree_id: int) -> Response:
         soiree = _soiree(soiree_id)
         _organiser(request, soiree.club)
@@ -156,7 +257,7 @@ class SoireeOpenView(APIView):
 
 
 class SoireeCloseView(APIView):
-    @extend_schema(request=None, responses=dict)
+    @extend_schema(request=None, responses=ClosedSerializer)
     def post(self, request: Request, soiree_id: int) -> Response:
         soiree = _soiree(soiree_id)
         _organiser(request, soiree.club)
@@ -166,7 +267,7 @@ class SoireeCloseView(APIView):
 
 
 class SoireeTablesView(APIView):
-    @extend_schema(responses=dict)
+    @extend_schema(responses=TablesSerializer)
     def get(self, request: Request, soiree_id: int) -> Response:
         soiree = _soiree(soiree_id)
         _member(request, soiree)
@@ -175,7 +276,7 @@ class SoireeTablesView(APIView):
 
 
 class MyTableView(APIView):
-    @extend_schema(responses=dict)
+    @extend_schema(responses=MyTableSerializer)
     def get(self, request: Request, soiree_id: int) -> Response:
         soiree = _soiree(soiree_id)
         _member(request, soiree)
@@ -184,7 +285,7 @@ class MyTableView(APIView):
 
 
 class SoireeStandingsView(APIView):
-    @extend_schema(responses=dict)
+    @extend_schema(responses=SoireeStandingsSerializer)
     def get(self, request: Request, soiree_id: int) -> Response:
         soiree = _soiree(soiree_id)
         _member(request, soiree)
@@ -196,7 +297,7 @@ class SoireeStandingsView(APIView):
 
 
 class SeasonStandingsView(APIView):
-    @extend_schema(responses=dict)
+    @extend_schema(responses=SeasonStandingsSerializer)
     def get(self, request: Request, season_id: int) -> Response:
         season = get_object_or_404(Season, pk=season_id)
         if not (request.user.is_staff or selectors.has_role(request.user, season.club_id,
