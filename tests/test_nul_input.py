@@ -65,19 +65,21 @@ def test_a_query_parameter_with_a_nul_is_refused_by_name(organiser: Any) -> None
     answer = client.get("/api/soirees/?club=de%00mo")
     assert answer.status_code == 400
     assert answer.json()["detail"].startswith("the query parameter 'club' contains a NUL")
+    assert answer.json()["club"] == ["contains a NUL character (0x00)"]
     assert client.get("/api/soirees/?club=demo").status_code == 200
 
 
 @pytest.mark.parametrize(("meta", "named"), [
-    ({"QUERY_STRING": "club=de\x00mo"}, "the query parameter 'club'"),
-    ({"QUERY_STRING": "de%00mo=1"}, "the query parameter 'de\\x00mo'"),
-    ({"HTTP_COOKIE": "sessionid=abc\x00def"}, "the cookie 'sessionid'"),
-    ({"HTTP_COOKIE": 'csrftoken="abc\\000def"'}, "the cookie 'csrftoken'"),
+    ({"QUERY_STRING": "club=de\x00mo"}, ("query parameter", "club")),
+    ({"QUERY_STRING": "de%00mo=1"}, ("query parameter", "de\x00mo")),
+    ({"HTTP_COOKIE": "sessionid=abc\x00def"}, ("cookie", "sessionid")),
+    ({"HTTP_COOKIE": 'csrftoken="abc\\000def"'}, ("cookie", "csrftoken")),
     ({"QUERY_STRING": "club=+AAA-", "CONTENT_TYPE": "text/plain; charset=utf-7"},
-     "the query parameter 'club'"),
+     ("query parameter", "club")),
     ({"QUERY_STRING": "club=demo%0", "HTTP_COOKIE": "sessionid=abc000"}, None),
 ])
-def test_every_way_a_nul_arrives_is_found(meta: dict[str, str], named: str | None) -> None:
+def test_every_way_a_nul_arrives_is_found(meta: dict[str, str],
+                                           named: tuple[str, str] | None) -> None:
     # The middleware reads the raw query and cookie header first, and parses them only if
     # they may hold a NUL: each spelling of one must still be found.
     request = RequestFactory().get("/api/soirees/", **meta)

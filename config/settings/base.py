@@ -134,7 +134,8 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "Académie API",
     "DESCRIPTION": "Club soirées of Comet and Ma commère: parties, hands, moves, chips.",
     "VERSION": "0.1.0",
-    # One name per choice set: a partie's and a hand's status, a soirée's, the bots a table can seat.
+    # One name per choice set: a partie's and a hand's status, a soirée's, the bots a table
+    # can seat.
     "ENUM_NAME_OVERRIDES": {"PlayStatusEnum": "games.models.Partie.Status",
                             "BotKindEnum": "games.services.parties.BOT_NAMES",
                             "SoireeStatusEnum": "tournaments.models.Soiree.Status"},
