@@ -122,6 +122,13 @@ def test_every_answer_is_one_the_schema_documents(case: Any, signed_in: dict[str
         assert _rows() == before, f"{response.status_code} {response.text[:300]}"
 
 
+def _call(headers: dict[str, str], method: str, path: str, parameters: dict[str, Any],
+          **kwargs: Any) -> Any:
+    """One request built by hand, sent and checked as the fuzzed ones are."""
+    case = schema[path][method].Case(path_parameters=parameters, **kwargs)
+    return case.call_and_validate(headers=headers, excluded_checks=EXCLUDED)
+
+
 def _rows() -> dict[str, list[Any]]:
     """Every row of those tables, in full (the test's few): a refusal may neither add, change
     nor remove one."""
@@ -139,16 +146,9 @@ def test_a_hand_played_to_its_end_answers_as_documented(signed_in: dict[str, str
             break
         partie_tick(partie_id=partie.pk, at=timezone.now())
     hand_id = str(hand.pk)
-    operation = {(method, path): schema[path][method]
-                 for path, method in (("/api/hands/{hand_id}/", "GET"),
-                                      ("/api/hands/{hand_id}/moves", "POST"),
-                                      ("/api/hands/{hand_id}/events", "GET"),
-                                      ("/api/hands/{hand_id}/record", "GET"),
-                                      ("/api/hands/{hand_id}/verify", "GET"))}
 
     def call(method: str, path: str, **kwargs: Any) -> Any:
-        case = operation[(method, path)].Case(path_parameters={"hand_id": hand_id}, **kwargs)
-        return case.call_and_validate(headers=signed_in, excluded_checks=EXCLUDED)
+        return _call(signed_in, method, path, {"hand_id": hand_id}, **kwargs)
 
     moves = 0
     view = call("GET", "/api/hands/{hand_id}/").json()
@@ -176,8 +176,7 @@ def test_a_soiree_run_through_the_api_answers_as_documented(signed_in: dict[str,
     registration_add(soiree=soiree, user=member)
 
     def call(method: str, path: str, **kwargs: Any) -> Any:
-        case = schema[path][method].Case(path_parameters={"soiree_id": soiree.pk}, **kwargs)
-        return case.call_and_validate(headers=signed_in, excluded_checks=EXCLUDED)
+        return _call(signed_in, method, path, {"soiree_id": soiree.pk}, **kwargs)
 
     checked = call("POST", "/api/soirees/{soiree_id}/checkin", body={"player": "fuzz-member"},
                    media_type="application/json")
@@ -190,6 +189,6 @@ def test_a_soiree_run_through_the_api_answers_as_documented(signed_in: dict[str,
     # Computed once open (its shape checked by the schema; its rows come as hands end).
     assert call("GET", "/api/soirees/{soiree_id}/standings").json()["standings"] is not None
     assert call("POST", "/api/soirees/{soiree_id}/close").json()["status"] in ("open", "closed")
-    season = schema["/api/seasons/{season_id}/standings"]["GET"].Case(
-        path_parameters={"season_id": REAL["season_id"]})
-    assert season.call_and_validate(headers=signed_in, excluded_checks=EXCLUDED).status_code == 200
+    season = _call(signed_in, "GET", "/api/seasons/{season_id}/standings",
+                   {"season_id": REAL["season_id"]})
+    assert season.status_code == 200
