@@ -5,8 +5,8 @@ request: 3 % of a worker's CPU under the benchmark's moves (bench/api_bench.md, 
 A request without an Accept header, or with ``*/*`` or exactly the first renderer's media type,
 and without a format asked for (a ``.json`` suffix or ``?format=``), always gets the first
 renderer with its media type; those are answered here without parsing. Every other request is
-negotiated by DRF as before, its 406 included; a format no renderer writes gets a 404 that
-names it.
+negotiated by DRF as before, its 406 included; a format no renderer writes (an empty one
+included) gets a 404 that names it.
 """
 
 from __future__ import annotations
@@ -32,6 +32,9 @@ class ContentNegotiation(DefaultContentNegotiation):
             if ((accept == ANY or accept == first.media_type) and first.media_type != ANY
                     and self.settings.URL_FORMAT_OVERRIDE not in request.query_params):
                 return first, first.media_type
+        if not format_suffix and request.query_params.get(self.settings.URL_FORMAT_OVERRIDE) == "":
+            # DRF reads an empty ?format= as none asked for; it names no renderer either.
+            self.filter_renderers(renderers, "")
         found: Any = super().select_renderer(request, renderers, format_suffix)
         return found  # type: ignore[no-any-return]
 

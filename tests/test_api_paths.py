@@ -40,6 +40,10 @@ def test_a_format_no_renderer_writes_is_named(client: Client) -> None:
     answer = client.get("/api/parties/?format=xml")
     assert answer.status_code == 404
     assert answer.json()["detail"] == "no format 'xml' here: ask for one of json, api"
+    empty = client.get("/api/parties/?format=")  # DRF read it as none asked for
+    assert empty.status_code == 404
+    assert empty.json()["detail"] == "no format '' here: ask for one of json, api"
+    assert client.get("/api/parties/?format=json").status_code == 200
 
 
 def test_the_schema_documents_every_refusal_and_streams_event_by_event() -> None:
