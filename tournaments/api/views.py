@@ -129,12 +129,17 @@ class MyTableSerializer(serializers.Serializer):
     table = TableSerializer(allow_null=True, help_text="null: the requester sits at no table")
 
 
-class StandingSerializer(serializers.Serializer):
+class _TallySerializer(serializers.Serializer):
+    """A player's line of standings, the soirée's or the season's (services)."""
+
     player = serializers.CharField()
     net = serializers.IntegerField(help_text="chips won or lost")
     hands_won = serializers.IntegerField()
     comets = serializers.IntegerField()
     tricons = serializers.IntegerField()
+
+
+class StandingSerializer(_TallySerializer):
     hands = serializers.IntegerField()
 
 
@@ -152,12 +157,7 @@ class SoireeStandingsSerializer(serializers.Serializer):
                                                  "transfers that settle them")
 
 
-class SeasonStandingSerializer(serializers.Serializer):
-    player = serializers.CharField()
-    net = serializers.IntegerField()
-    hands_won = serializers.IntegerField()
-    comets = serializers.IntegerField()
-    tricons = serializers.IntegerField()
+class SeasonStandingSerializer(_TallySerializer):
     soirees = serializers.IntegerField()
 
 
