@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 from django.db import IntegrityError, connection, transaction
@@ -195,14 +195,17 @@ def test_a_wallet_never_goes_below_zero_even_when_python_is_bypassed(
         pytest.raises(IntegrityError, match="ledger_account_balance_not_negative"),
         transaction.atomic(),
     ):
-        Posting.objects.create(entry_id=50, account=wallet_a, amount=-101, balance_after=-1, at=now)
+        Posting.objects.create(
+            entry_id=entry.pk + 1, account=wallet_a, amount=-101, balance_after=-1, at=now
+        )
     assert Account.objects.get(pk=wallet_a.pk).balance == 100
 
 
 def test_a_posting_must_state_the_balance_it_leaves(entry: JournalEntry, wallet_a: Account) -> None:
     with pytest.raises(IntegrityError, match="balance_after"), transaction.atomic():
         Posting.objects.create(
-            entry_id=50, account=wallet_a, amount=-10, balance_after=500, at=timezone.now()
+            entry_id=entry.pk + 1, account=wallet_a, amount=-10, balance_after=500,
+            at=timezone.now(),
         )
 
 
@@ -210,8 +213,72 @@ def test_postings_of_an_account_stay_in_time_order(entry: JournalEntry, wallet_a
     before = entry.at - timezone.timedelta(seconds=1)
     with pytest.raises(IntegrityError, match="earlier than"), transaction.atomic():
         Posting.objects.create(
-            entry_id=50, account=wallet_a, amount=-10, balance_after=90, at=before
+            entry_id=entry.pk + 1, account=wallet_a, amount=-10, balance_after=90, at=before
         )
+
+
+def _lines(*lines: tuple[int, Account, int, int, datetime]) -> list[Posting]:
+    """Postings (entry id, account, amount, balance_after, at) written by one INSERT statement
+    (PostgreSQL applies them per statement). An entry has one line per account."""
+    return Posting.objects.bulk_create(
+        Posting(entry_id=entry_id, account=account, amount=amount, balance_after=after, at=at)
+        for entry_id, account, amount, after, at in lines
+    )
+
+
+def test_postings_written_in_one_statement_are_applied_in_order(
+    entry: JournalEntry, wallet_a: Account, bank: Account
+) -> None:
+    """Each line states the balance the lines before it leave; the account ends on the last."""
+    at = entry.at + timedelta(seconds=1)
+    later = at + timedelta(seconds=1)
+    new = entry.pk + 1
+    with transaction.atomic():
+        _lines((new, wallet_a, -30, 70, at), (new, bank, 30, bank.balance + 30, at),
+               (new + 1, wallet_a, 5, 75, later), (new + 1, bank, -5, bank.balance + 25, later))
+        wallet_a.refresh_from_db()
+        assert (wallet_a.balance, wallet_a.last_posted_at) == (75, later)
+        assert Account.objects.get(pk=bank.pk).balance == bank.balance + 25
+        transaction.set_rollback(True)
+
+
+def test_a_statement_may_not_take_a_wallet_below_zero_on_the_way(
+    entry: JournalEntry, wallet_a: Account, bank: Account
+) -> None:
+    """A wallet of 100 paying 150 then receiving 60 ends at 10, but was below zero between."""
+    at = entry.at
+    with pytest.raises(IntegrityError, match="ledger_account_balance_not_negative"), (
+        transaction.atomic()
+    ):
+        _lines((entry.pk + 1, wallet_a, -150, -50, at), (entry.pk + 2, wallet_a, 60, 10, at))
+    assert Account.objects.get(pk=wallet_a.pk).balance == 100
+
+
+def test_a_statement_states_each_balance_in_the_order_written(
+    entry: JournalEntry, wallet_a: Account
+) -> None:
+    """Right for the statement's end, wrong for its first line: refused."""
+    at = entry.at
+    with pytest.raises(IntegrityError, match="balance_after"), transaction.atomic():
+        _lines((entry.pk + 1, wallet_a, -10, 80, at), (entry.pk + 2, wallet_a, -10, 80, at))
+    assert Account.objects.get(pk=wallet_a.pk).balance == 100
+
+
+def test_a_statement_keeps_an_accounts_postings_in_time_order(
+    entry: JournalEntry, wallet_a: Account
+) -> None:
+    later = entry.at + timedelta(seconds=5)
+    with pytest.raises(IntegrityError, match="earlier than"), transaction.atomic():
+        _lines((entry.pk + 1, wallet_a, -10, 90, later),
+               (entry.pk + 2, wallet_a, -10, 80, later - timedelta(seconds=1)))
+    assert Account.objects.get(pk=wallet_a.pk).last_posted_at == entry.at
+
+
+def test_a_posting_to_no_account_is_refused(entry: JournalEntry, wallet_a: Account) -> None:
+    missing = Account(pk=wallet_a.pk + 10_000)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        _lines((entry.pk + 1, missing, 5, 5, entry.at))
+    assert Posting.objects.count() == 2
 
 
 def test_the_bank_alone_goes_below_zero(
