@@ -223,3 +223,29 @@ def test_a_registered_rule_can_make_a_member_an_organiser(
     )
     assert client_for(stranger).get(f"{BASE}/clubs/club-a/trial-balance/").status_code == 200
     assert client_for(stranger).get(f"{BASE}/clubs/club-b/trial-balance/").status_code == 403
+
+
+def test_the_ledger_refuses_a_time_outside_the_range_by_name(club_organiser: User) -> None:
+    client = client_for(club_organiser)
+    answer = client.get(f"{BASE}/clubs/club-a/trial-balance/?at=0075-03-12T14:18:40Z")
+    assert answer.status_code == 400
+    assert answer.json()["at"] == ["must be from 1970-01-01T00:00:00Z up to 2999-12-31T23:59:59Z."]
+    assert client.get(f"{BASE}/clubs/club-a/trial-balance/?at=2026-12-01T20:00:00Z"
+                      ).status_code == 200
+
+
+def test_the_ledger_refuses_an_empty_time_and_a_bad_page(club_organiser: User) -> None:
+    client = client_for(club_organiser)
+    empty = client.get(f"{BASE}/clubs/club-a/trial-balance/?at=")
+    assert empty.status_code == 400
+    assert empty.json()["at"] == ["is empty: give a value, or leave the parameter out"]
+    assert client.get(f"{BASE}/clubs/club-a/accounts/?kind=").json()["kind"] == [
+        "is empty: give a value, or leave the parameter out"]
+    for query, message in (("offset=x", "offset: must be a whole number, not 'x'"),
+                           ("offset=-1", "offset: must be 0 or more, not -1"),
+                           ("limit=0", "limit: must be from 1 to 1000, not 0"),
+                           ("limit=5000", "limit: must be from 1 to 1000, not 5000")):
+        answer = client.get(f"{BASE}/clubs/club-a/accounts/?{query}")
+        assert answer.status_code == 400, query
+        assert answer.json()["detail"] == f"invalid request: {message}"
+    assert client.get(f"{BASE}/clubs/club-a/accounts/?limit=2&offset=1").status_code == 200
