@@ -239,11 +239,12 @@ def test_postings_written_in_one_statement_are_applied_in_order(
         wallet_a.refresh_from_db()
         assert (wallet_a.balance, wallet_a.last_posted_at) == (75, later)
         assert Account.objects.get(pk=bank.pk).balance == bank.balance + 25
+        # Their entries are never written: rolled back before the test's end checks the keys.
         transaction.set_rollback(True)
 
 
 def test_a_statement_may_not_take_a_wallet_below_zero_on_the_way(
-    entry: JournalEntry, wallet_a: Account, bank: Account
+    entry: JournalEntry, wallet_a: Account
 ) -> None:
     """A wallet of 100 paying 150 then receiving 60 ends at 10, but was below zero between."""
     at = entry.at
@@ -276,7 +277,10 @@ def test_a_statement_keeps_an_accounts_postings_in_time_order(
 
 def test_a_posting_to_no_account_is_refused(entry: JournalEntry, wallet_a: Account) -> None:
     missing = Account(pk=wallet_a.pk + 10_000)
-    with pytest.raises(IntegrityError), transaction.atomic():
+    with (
+        pytest.raises(IntegrityError, match="no such account|needs an existing account"),
+        transaction.atomic(),
+    ):
         _lines((entry.pk + 1, missing, 5, 5, entry.at))
     assert Posting.objects.count() == 2
 
