@@ -7,18 +7,19 @@ hand's antes: 2 entries, 10 postings, 5 accounts) spent about 0.45 ms of its 0.9
 (bench/api_bench.md, seventeenth round). The trigger is now an AFTER ... FOR EACH STATEMENT
 trigger on the statement's transition table (``added``), with the same rules:
 
-1. no posting may name an entry already written;
-2. the accounts are locked in id order (FOR NO KEY UPDATE), as the ledger's functions lock
+1. the accounts are locked in id order (FOR NO KEY UPDATE), as the ledger's functions lock
    them (0003, 0005): a statement waiting for an account holds none of the higher ones, so it
    cannot deadlock with a writer that locks in the same order (the per-row trigger locked
    each account as its row came);
-3. each account's postings, in the order written (their ids), must each be no earlier than
-   the one before (the first: than the account's last posting), state the balance they leave
-   (``balance_after``), and leave a wallet or pot at zero or more (the CHECK constraint on
-   ``ledger_account`` saw each posting's balance; it sees only the statement's last now);
-4. each account is then updated once, by the sum of its postings, to the time of its last.
+2. each account's postings, in the order written (their ids), must name no entry already
+   written, be no earlier than the one before (the first: than the account's last posting),
+   leave a wallet or pot at zero or more (the CHECK constraint on ``ledger_account`` saw each
+   posting's balance; it sees only the statement's last now), and state the balance they
+   leave (``balance_after``);
+3. each account is then updated once, by the sum of its postings, to the time of its last.
 
-The first posting at fault (by id) is refused with the per-row trigger's message. Every query
+The first posting at fault (by id) is refused with the per-row trigger's message, and a
+posting at fault in two ways with the one that trigger checked first, in the order above. Every query
 has one plan whatever the statement's size (arrays and ``= ANY``, an ordered scan of the
 transition table, a walk in PL/pgSQL): plans that join the transition table are cached for
 the connection with the first statement's row count, and one cached for a single posting
@@ -53,7 +54,7 @@ POSTGRES_INSTALL = [
         i integer := 0;
         n integer;
         previous bigint;
-        written bigint;
+        written bigint[];
         fault text;
         bad_id bigint;
         bad_account bigint;
@@ -65,12 +66,9 @@ POSTGRES_INSTALL = [
         IF entry_ids IS NULL THEN
             RETURN NULL;  -- no row
         END IF;
-        SELECT e.id INTO written FROM ledger_journalentry e WHERE e.id = ANY (entry_ids)
-         ORDER BY e.id LIMIT 1;
-        IF FOUND THEN
-            RAISE EXCEPTION 'ledger: entry % is already written; the postings of an entry are '
-                'written before it, never after', written {ERR};
-        END IF;
+        -- Entries already written (none, unless the statement is refused).
+        SELECT array_agg(e.id) INTO written FROM ledger_journalentry e
+         WHERE e.id = ANY (entry_ids);
         -- The accounts locked in id order, as the ledger's functions lock them (0003, 0005).
         FOR r IN SELECT a.id, a.balance, a.kind::text AS kind, a.last_posted_at
                    FROM ledger_account a WHERE a.id = ANY (account_ids)
@@ -83,8 +81,9 @@ POSTGRES_INSTALL = [
         n := cardinality(ids);
         moved := array_fill(0::bigint, ARRAY[n]);
         -- Each account's postings in the order written: both lists are sorted by account, so
-        -- one walk pairs them. The first fault by posting id is the one named.
-        FOR r IN SELECT a.id, a.account_id, a.amount, a.balance_after, a.at
+        -- one walk pairs them. The first fault by posting id is the one named, and a posting's
+        -- faults in the per-row trigger's order: its entry, its account and time, its balance.
+        FOR r IN SELECT a.id, a.entry_id, a.account_id, a.amount, a.balance_after, a.at
                    FROM added a ORDER BY a.account_id, a.id LOOP
             IF previous IS DISTINCT FROM r.account_id THEN
                 previous := r.account_id;
@@ -93,19 +92,22 @@ POSTGRES_INSTALL = [
                 END LOOP;
             END IF;
             fault := NULL;
-            IF i = 0 OR ids[i] <> r.account_id OR latest[i] > r.at THEN
+            IF r.entry_id = ANY (written) THEN
+                fault := format('ledger: entry %s is already written; the postings of an entry '
+                                'are written before it, never after', r.entry_id);
+            ELSIF i = 0 OR ids[i] <> r.account_id OR latest[i] > r.at THEN
                 fault := format('ledger: posting at %s to account %s: no such account, or '
                                 'earlier than its last posting', r.at, r.account_id);
             ELSE
                 held[i] := held[i] + r.amount;
                 moved[i] := moved[i] + r.amount;
                 latest[i] := r.at;
-                IF r.balance_after IS DISTINCT FROM held[i] THEN
+                IF kinds[i] <> 'bank' AND held[i] < 0 THEN
+                    fault := 'negative';
+                ELSIF r.balance_after IS DISTINCT FROM held[i] THEN
                     fault := format('ledger: posting to account %s states balance_after %s, '
                                     'but the account now holds %s', r.account_id,
                                     r.balance_after, held[i]);
-                ELSIF kinds[i] <> 'bank' AND held[i] < 0 THEN
-                    fault := 'negative';
                 END IF;
             END IF;
             IF fault IS NOT NULL AND (bad_id IS NULL OR r.id < bad_id) THEN

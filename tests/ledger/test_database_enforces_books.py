@@ -299,3 +299,16 @@ def test_a_throwaway_ledger_can_be_purged_and_keeps_its_triggers(entry: JournalE
         Account.objects.exists() or JournalEntry.objects.exists() or Posting.objects.exists()
     )
     assert all(finding.ok for finding in books_audit())
+
+
+@pytest.mark.postgres
+def test_a_posting_at_fault_twice_is_refused_for_the_fault_checked_first(
+    entry: JournalEntry, wallet_a: Account, wallet_b: Account
+) -> None:
+    """Below zero and a wrong balance_after: refused as below zero, as the per-row trigger's
+    CHECK refused it before its balance check ran; a written entry comes before either."""
+    with pytest.raises(IntegrityError, match="below zero"), transaction.atomic():
+        _lines((entry.pk + 1, wallet_a, -101, -2, entry.at))
+    with pytest.raises(IntegrityError, match="already written"), transaction.atomic():
+        _lines((entry.pk, wallet_b, -101, -2, entry.at))
+    assert [Account.objects.get(pk=w.pk).balance for w in (wallet_a, wallet_b)] == [100, 0]
