@@ -61,7 +61,8 @@ _TOGETHER = """        FOR j IN 1 .. n LOOP
 
 def _ledger_post(old: str, new: str) -> str:
     """0003's ``ledger_post``, its postings written by ``new`` instead of ``old``."""
-    [function] = [f for f in LEDGER_POST.POSTGRES_INSTALL if "FUNCTION ledger_post(" in f]
+    functions: list[str] = LEDGER_POST.POSTGRES_INSTALL
+    [function] = [f for f in functions if "FUNCTION ledger_post(" in f]
     assert function.count(old) == 1, old
     return function.replace(old, new)
 
