@@ -4,13 +4,10 @@ goes below zero, no update is lost, the books stay balanced, and a key posts one
 from __future__ import annotations
 
 import multiprocessing
-import threading
-import time
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-import psycopg
 import pytest
 from django.db import connection
 
@@ -146,39 +143,3 @@ def test_writers_of_one_key_through_every_path_queue_on_the_key_and_get_one_entr
         assert JournalEntry.objects.filter(idempotency_key=key).count() == 1
     assert sum(selectors.account_balance(account=p) for p in payees) == 10 * len(keys)
     assert all(finding.ok for finding in books_audit())
-
-
-def test_a_statements_postings_lock_their_accounts_in_id_order() -> None:
-    """A statement that writes postings (here by raw SQL, the higher account first) locks their
-    accounts in id order, as the ledger's own writers do, so that it waits for a writer of the
-    lower account while holding none: that writer may then lock the higher one without a
-    deadlock. The per-row trigger locked each account as its row came, and deadlocked here."""
-    low, high = funded_wallets(2, 100)
-    if low.pk > high.pk:
-        low, high = high, low
-    entry = JournalEntry.objects.order_by("-pk").values_list("pk", flat=True).first() + 1000
-    url = database_url()
-    with psycopg.connect(url) as holder, psycopg.connect(url) as writer:
-        holder.execute("SELECT 1 FROM ledger_account WHERE id = %s FOR NO KEY UPDATE", [low.pk])
-        outcome: list[BaseException | str] = []
-
-        def write() -> None:
-            try:
-                writer.execute(
-                    "INSERT INTO ledger_posting (entry_id, account_id, amount, balance_after, at)"
-                    " VALUES (%s, %s, -1, 99, now()), (%s, %s, 1, 101, now())",
-                    [entry, high.pk, entry, low.pk])
-                outcome.append("written")
-            except psycopg.Error as exc:
-                outcome.append(exc)
-
-        thread = threading.Thread(target=write)
-        thread.start()
-        time.sleep(0.5)  # the writer is waiting for the lower account
-        assert not outcome
-        holder.execute("SELECT 1 FROM ledger_account WHERE id = %s FOR NO KEY UPDATE", [high.pk])
-        holder.rollback()
-        thread.join(timeout=30)
-        assert outcome == ["written"]
-        writer.rollback()
-    assert [Account.objects.get(pk=a.pk).balance for a in (low, high)] == [100, 100]

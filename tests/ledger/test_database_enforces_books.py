@@ -218,8 +218,8 @@ def test_postings_of_an_account_stay_in_time_order(entry: JournalEntry, wallet_a
 
 
 def _lines(*lines: tuple[int, Account, int, int, datetime]) -> list[Posting]:
-    """Postings (entry id, account, amount, balance_after, at) written by one INSERT statement
-    (PostgreSQL applies them per statement). An entry has one line per account."""
+    """Postings (entry id, account, amount, balance_after, at) written by one INSERT statement.
+    An entry has one line per account."""
     return Posting.objects.bulk_create(
         Posting(entry_id=entry_id, account=account, amount=amount, balance_after=after, at=at)
         for entry_id, account, amount, after, at in lines
@@ -305,9 +305,11 @@ def test_a_throwaway_ledger_can_be_purged_and_keeps_its_triggers(entry: JournalE
 def test_a_posting_at_fault_twice_is_refused_for_the_fault_checked_first(
     entry: JournalEntry, wallet_a: Account, wallet_b: Account
 ) -> None:
-    """Below zero and a wrong balance_after: refused as below zero, as the per-row trigger's
-    CHECK refused it before its balance check ran; a written entry comes before either."""
-    with pytest.raises(IntegrityError, match="below zero"), transaction.atomic():
+    """Below zero and a wrong balance_after: refused as below zero (the account's CHECK runs in
+    the trigger's update, before its balance check); a written entry comes before either."""
+    with pytest.raises(IntegrityError, match="ledger_account_balance_not_negative"), (
+        transaction.atomic()
+    ):
         _lines((entry.pk + 1, wallet_a, -101, -2, entry.at))
     with pytest.raises(IntegrityError, match="already written"), transaction.atomic():
         _lines((entry.pk, wallet_b, -101, -2, entry.at))
