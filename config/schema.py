@@ -12,7 +12,8 @@ occur, erring on the side of listing one that a given operation rarely or never 
 - 404: a path parameter (no such partie, hand, soirée, club, account), or a ``format``
   no renderer writes (config.negotiation);
 - 409: a POST (the state forbids it now: a stale seq, a hand over, a soirée already open), and
-  what a view declares itself (a hand's record before the hand is over).
+  what a view declares itself (a hand's record before the hand is over);
+- 406: a stream asked for as JSON (``Accept`` or ``?format=json``), which has no JSON form.
 
 An answer a view declares is kept. A server-sent-events stream (``text/event-stream``) is
 described event by event (``event``, ``data`` holding JSON, ``id``, ``retry``). OpenAPI 3.0
@@ -60,6 +61,7 @@ WHY = {
     "403": "Not allowed to do this (a role, a seat), or the CSRF check of a signed-in session.",
     "404": "No such object (named).",
     "409": "Not now: the state of the object forbids it (named).",
+    "406": "A stream asked for as JSON: it is served only as text/event-stream.",
 }
 
 
@@ -85,6 +87,8 @@ def document_errors(result: dict[str, Any], generator: Any, request: Any, public
                 codes.append("404")
             if method == "post":
                 codes.append("409")
+            if streams:
+                codes.append("406")
             content = {"application/json": {"schema": error_ref}}
             if streams:
                 content[STREAM] = {"schema": event_ref}

@@ -17,7 +17,7 @@ from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import NotAcceptable, NotFound, ValidationError
 from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -72,7 +72,8 @@ class PartieDetailView(APIView):
 class EventStreamRenderer(BaseRenderer):
     """``text/event-stream``, for the live stream's clients. A refused request (401, 403, 404)
     is answered with one ``error`` event whose data is the API's usual JSON answer, written by
-    the API's renderer (compact: on one line, as an event's data must be)."""
+    the API's renderer (compact: on one line, as an event's data must be). A client that asks
+    for JSON gets its refusals as JSON, and a 406 for a stream it could have had."""
 
     media_type = "text/event-stream"
     format = "event-stream"
@@ -107,6 +108,10 @@ def _live_response(request: Request, partie_ids: Sequence[str]) -> StreamingHttp
     missing = [i for i in partie_ids if i not in found]
     if missing:
         raise NotFound(f"no such partie: {missing[0]}")
+    if not isinstance(request.accepted_renderer, EventStreamRenderer):
+        # JSON is offered for the refusals only: a stream has no JSON form.
+        raise NotAcceptable("the live stream is served only as text/event-stream: ask for it "
+                            "with Accept: text/event-stream (or */*), without ?format=json")
     current = functools.partial(_current, partie_ids)
     keepalive = settings.ACADEMIE_LIVE_KEEPALIVE_SECONDS
     seconds = settings.ACADEMIE_LIVE_SECONDS

@@ -210,6 +210,26 @@ def test_the_stream_refuses_strangers_and_unknown_parties_with_the_usual_errors(
     assert as_json.json()["detail"] == f"no such partie: {nobody}"
 
 
+@pytest.mark.parametrize(("path", "asked"), [
+    ("/api/parties/{pk}/live?format=json", {}),
+    ("/api/parties/{pk}/live", {"HTTP_ACCEPT": "application/json"}),
+    ("/api/live?partie={pk}&format=json", {}),
+])
+def test_a_stream_asked_for_as_json_is_refused_with_406_naming_its_format(
+        people, live_hub, path, asked):
+    partie = _partie(people)
+    client = APIClient()
+    client.force_authenticate(people[0])
+
+    answer = client.get(path.format(pk=partie.pk), **asked)
+
+    assert answer.status_code == 406
+    assert answer["Content-Type"] == "application/json"
+    assert answer.json()["error"] == "not_acceptable"
+    assert "served only as text/event-stream" in answer.json()["detail"]
+    assert live_hub.watching(partie.pk) == 0  # no stream was opened
+
+
 def test_one_stream_watches_several_parties_a_soiree_page_s_tables(
         people, django_user_model, settings, django_capture_on_commit_callbacks):
     settings.ACADEMIE_LIVE_SECONDS = 1.0
