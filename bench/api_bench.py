@@ -26,7 +26,8 @@ What one run does (about 6 minutes on a quiet 2-core machine, bounded by --max-s
    then stops the server (its whole process group, also on Ctrl-C or an error);
 4. runs api_services.py: ``move_play`` through the services, one connection, and the
    eventsourcing library appending one event per command to the same PostgreSQL, in alternate
-   quarter-second slices (then each in a block of its own, for reference); query counts per
+   quarter-second slices, back to back and then with a hand read between commands on both
+   sides and on ours alone (then each in a block of its own, for reference); query counts per
    command and per request; a cProfile of the services path;
 5. runs api_concurrent.py: the same two sides with ``--concurrent-clients`` processes at once
    (each its own connection and tables), over the same wall-clock window.
@@ -489,6 +490,9 @@ def summarise(http: dict[str, Any] | None, svc: dict[str, Any] | None) -> dict[s
         inter = svc.get("interleaved") or {}
         s["services_vs_eventsourcing_append_median_of_slices"] = inter.get(
             "ratio_median_of_slices")
+        for reads in ("both", "ours"):  # a hand read between commands (api_services.READS)
+            other = svc.get(f"interleaved_reads_{reads}") or {}
+            s[f"services_vs_eventsourcing_append_reads_{reads}"] = other.get("ratio_overall")
         s["services_vs_eventsourcing_get_append"] = round(
             svc["services"]["moves_per_s"] / svc["eventsourcing_get_append"]["events_per_s"], 3)
         if "queries" in svc:

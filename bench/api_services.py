@@ -8,8 +8,9 @@ PostgreSQL; optionally a cProfile of the services path and query counts per comm
 
 One process, one database connection, commands one after another (no concurrency), on both
 sides. Our side: ``--tables`` parties of people (the HTTP run's settings); each step picks the
-next table in turn, reads its hand (not timed: that is the client's read), chooses one of the
-awaited player's legal moves at random and times ``services.move_play`` (one transaction:
+next table in turn, chooses one of the awaited player's legal moves at random from the state
+the table's last command answered (a hand's first state is read, untimed) and times
+``services.move_play`` (one transaction:
 lock and read the hand with its partie and seats, take its state from the snapshot on the hand
 row, decide, seal the events, post chips, let forced moves play, set the deadline, then write
 the events, the hand row with its new snapshot and the command). A finished hand's successor
@@ -24,8 +25,10 @@ command) and ``get_append`` (``repository.get`` replays the aggregate before eac
 our service reads its hand's snapshot instead, a read-decide-write like this variant).
 
 The headline comparison runs both sides in alternate quarter-second slices
-(``interleaved_bench``), so that both meet the same machine; each side then runs a block of
-``--duration`` seconds on its own, for reference.
+(``interleaved_bench``), so that both meet the same machine, back to back; then again with a
+read of a hand between two commands on both sides (``interleaved_reads_both``), and on ours
+alone (``interleaved_reads_ours``: how this script compared until day 18, unfair to ours);
+each side then runs a block of ``--duration`` seconds on its own, for reference.
 """
 
 from __future__ import annotations
@@ -46,8 +49,21 @@ from api_django import django_setup, make_tables
 
 
 class Services:
-    def __init__(self, tables: list[dict[str, Any]], seed: int) -> None:
+    """Our side: each step plays the next table's move through ``move_play`` (timed).
+
+    The move is chosen from the state the table's last command answered (``MovePlayed``), as
+    the library's side holds its aggregate: between two timed commands neither side does more
+    than choose. A table's hand is read (untimed) only when it has none: at the start, and when
+    a command dealt its next hand (the library's side makes its next aggregate then, untimed).
+    ``read_each_step`` reads the hand before every move instead (untimed), as a client reads
+    it before posting a move; that read makes the timed move slower (bench/api_bench.md,
+    eighteenth round) although none of its time is counted."""
+
+    def __init__(self, tables: list[dict[str, Any]], seed: int, *,
+                 read_each_step: bool = False) -> None:
         self.tables = tables
+        self.read_each_step = read_each_step
+        self.played: dict[int, Any] = {}  # table index -> (hand, loaded) its last move answered
         self.rng = random.Random(seed)
         self.i = 0
         self.move_s = 0.0
@@ -64,10 +80,16 @@ class Services:
 
         from games.models import Hand
         from games.selectors import next_hand_of
-        from games.services import move_play, partie_tick, store
+        from games.services import partie_tick, store
 
-        t = self.tables[self.i % len(self.tables)]
+        k = self.i % len(self.tables)
+        t = self.tables[k]
         self.i += 1
+        kept = None if self.read_each_step else self.played.pop(k, None)
+        if kept is not None:
+            hand, loaded = kept
+            self._play(k, t, hand, loaded)
+            return
         hand = Hand.objects.select_related("partie", "secret").get(pk=t["hand"].pk)
         if hand.status == Hand.Status.OVER:
             # This hand ended at its deal (a forced announcement). The command that dealt it
@@ -86,14 +108,22 @@ class Services:
             self.deals += 1
             t["hand"] = new
             return
-        loaded = store.load(hand)
+        self._play(k, t, hand, store.load(hand))
+
+    def _play(self, k: int, t: dict[str, Any], hand: Any, loaded: Any) -> None:
+        from django.utils import timezone
+
+        from games.models import Hand
+        from games.services import move_play
+
         seat = loaded.game.to_act(loaded.state)[0]
         move = self.rng.choice(loaded.game.legal_moves(loaded.state)[seat])
+        seq = hand.last_seq
         began = time.perf_counter()
         if self.queries is None:
             self.prof and self.prof.enable()
-            answer = move_play(hand_id=hand.pk, user=t["users"][seat], move=move,
-                               seq=hand.last_seq, command_id=uuid.uuid4(), at=timezone.now())
+            answer = move_play(hand_id=hand.pk, user=t["users"][seat], move=move, seq=seq,
+                               command_id=uuid.uuid4(), at=timezone.now())
             self.prof and self.prof.disable()
         else:
             from django.db import connection
@@ -102,15 +132,16 @@ class Services:
             connection.queries_log.clear()  # the log keeps 9,000 queries at most
             with CaptureQueriesContext(connection) as q:
                 answer = move_play(hand_id=hand.pk, user=t["users"][seat], move=move,
-                                   seq=hand.last_seq, command_id=uuid.uuid4(),
-                                   at=timezone.now())
+                                   seq=seq, command_id=uuid.uuid4(), at=timezone.now())
             self.queries.append(len(q.captured_queries))
         self.move_s += time.perf_counter() - began
         self.moves += 1
-        self.events += answer.response["seq"] - hand.last_seq
+        self.events += answer.response["seq"] - seq
         if answer.response["next_hand"]:  # dealt by the command that ended the hand
             t["hand"] = Hand(pk=answer.response["next_hand"]["id"])
             self.dealt_in_moves += 1
+        elif answer.hand.status == Hand.Status.PLAYING:  # else the next step reads it
+            self.played[k] = (answer.hand, answer.loaded)
 
     def run(self, seconds: float) -> None:
         end = time.perf_counter() + seconds
@@ -368,10 +399,13 @@ class EventsourcingSide:
     """The library's side, run like ``Services``: an ``Application`` with one aggregate per
     table, one event (a move) per command, ``app.save``; the aggregate is replaced by a new one
     every ``stream`` events, like a hand's stream. ``get_first``: ``repository.get`` replays
-    the aggregate before each command (else it stays in memory: one append per command)."""
+    the aggregate before each command (else it stays in memory: one append per command).
+    ``read_hands``: before each command, untimed, the table's hand is read from our tables
+    (``read_hands[i]["hand"]``) as ``Services(read_each_step=True)`` reads it, so that both
+    sides do the same between two timed commands."""
 
     def __init__(self, db: dict[str, str], tables: int, stream: int, get_first: bool,
-                 seed: int) -> None:
+                 seed: int, read_hands: list[dict[str, Any]] | None = None) -> None:
         TableHand, Tables = _es_classes()
         env = {
             "PERSISTENCE_MODULE": "eventsourcing.postgres",
@@ -390,11 +424,17 @@ class EventsourcingSide:
         self.counts = [0] * tables
         self.stream = stream
         self.get_first = get_first
+        self.read_hands = read_hands
         self.i = 0
         self.n = 0
         self.s = 0.0
 
     def command(self, i: int) -> None:
+        if self.read_hands is not None:
+            from games.models import Hand
+
+            pk = self.read_hands[i % len(self.read_hands)]["hand"].pk
+            Hand.objects.select_related("partie", "secret").get(pk=pk)
         began = time.perf_counter()
         agg = self.app.repository.get(self.aggs[i].id) if self.get_first else self.aggs[i]
         agg.move(seat=self.rng.randrange(4), move=self.rng.choice(self.moves),
@@ -439,19 +479,30 @@ def eventsourcing_bench(db: dict[str, str], tables: int, duration: float, warmup
     return side.result(wall)
 
 
+#: What each side does between two timed commands, besides choosing: ``none`` (the headline),
+#: ``both`` (each reads a hand, untimed), ``ours`` (only our side reads: this script's way
+#: until day 18, which made our timed moves slower while the library's ran back to back).
+READS = ("none", "both", "ours")
+
+
 def interleaved_bench(tables: list[dict[str, Any]], db: dict[str, str], duration: float,
                       warmup: float, stream: int, seed: int,
-                      slice_s: float = 0.25) -> dict[str, Any]:
+                      slice_s: float = 0.25, reads: str = "none") -> dict[str, Any]:
     """Our services and the library's appends in alternate slices of ``slice_s`` seconds, until
     each side has run ``duration`` seconds: both meet the same weather. Blocks of ten seconds
     one after the other did not: on 30 November (day 6) this machine's speed changed by up to
     three times from one block to the next (the library's appends alone: 122 to 496/s), so a
     ratio of two blocks measured the machine as much as the code. Reported: each side's rate
-    over all its slices, and the median of the ratios of adjacent slices."""
+    over all its slices, and the median of the ratios of adjacent slices.
+
+    ``reads`` (READS): what each side does, untimed, between two commands. Untimed work there
+    still slows the next command on this machine, on either side (bench/api_bench.md,
+    eighteenth round), so both sides must do the same."""
     import statistics
 
-    svc = Services(tables, seed)
-    es = EventsourcingSide(db, len(tables), stream, False, seed)
+    svc = Services(tables, seed, read_each_step=reads in ("both", "ours"))
+    es = EventsourcingSide(db, len(tables), stream, False, seed,
+                           read_hands=tables if reads == "both" else None)
     svc.run(warmup)
     es.run(warmup)
     svc.reset()
@@ -470,7 +521,7 @@ def interleaved_bench(tables: list[dict[str, Any]], db: dict[str, str], duration
     wall = time.perf_counter() - wall0
     es.app.close()
     ours_out, theirs_out = svc.result(), es.result()
-    return {"slice_s": slice_s, "slices": len(ratios), "wall_s": round(wall, 3),
+    return {"reads": reads, "slice_s": slice_s, "slices": len(ratios), "wall_s": round(wall, 3),
             "services": ours_out, "eventsourcing_append": theirs_out,
             "ratio_overall": round(ours_out["moves_per_s"] / theirs_out["events_per_s"], 3),
             "ratio_median_of_slices": round(statistics.median(ratios), 3) if ratios else None,
@@ -512,10 +563,14 @@ def main() -> None:
                                    args.es_stream, get_first, seed)
 
     # Side by side: ours and the library's appends in alternate quarter-second slices (the
-    # headline figures: both meet the same weather); then each side in a block of its own, for
+    # headline figures: both meet the same weather), back to back, then with a read between
+    # commands on both sides and on ours alone; then each side in a block of its own, for
     # reference, and the library's read-then-append variant.
     out["interleaved"] = interleaved_bench(tables, db, args.duration, args.warmup,
                                            args.es_stream, args.seed)
+    for reads in READS[1:]:
+        out[f"interleaved_reads_{reads}"] = interleaved_bench(
+            tables, db, args.duration, args.warmup, args.es_stream, args.seed, reads=reads)
     runs: dict[str, list[dict[str, Any]]] = {
         "services": [services_bench(tables, args.duration, args.warmup, args.seed + 1)],
         "eventsourcing_append": [es(False, args.seed + 1)],

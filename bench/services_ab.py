@@ -6,7 +6,8 @@ timed apart, for two source trees, alternately, each run on a database of its ow
 Each revision is a source tree (a ``git worktree`` of a commit, or this checkout). Each run
 recreates the database ``--db-name``, migrates it with the tree's own migrations, seats 50
 tables of 4 people at Ma commère (api_django.make_tables) and plays them as api_services.py
-does (``Services``: each step reads the next table's hand, untimed, and times ``move_play``),
+does (``Services``: each step chooses the next table's move from the state its last command
+answered, and times ``move_play``),
 for ``--warmup`` then ``--seconds`` seconds. A move whose answer leaves its hand over is an
 ending move; its time includes the one-statement attempt that found it so. Each side gets its
 mean wall time and CPU time (``time.process_time``, this process only) per move, for both
