@@ -590,6 +590,50 @@ def test_an_entry_may_be_dated_but_never_before_its_accounts_last_posting(
 
 
 @pytest.mark.postgres
+def test_on_postgresql_the_ledger_functions_find_rows_by_index_while_the_books_are_small(
+    wallet_a: Account, wallet_b: Account, pot: Account, fund: Fund, key: Key
+) -> None:
+    """Their plans are kept per connection, made at the first call: on a few rows a plan
+    could scan the journal and the accounts whole, and keep doing so as they grow (migration
+    0007). auto_explain shows each statement the functions and their triggers run."""
+    from django.db import connection
+
+    fund(wallet_a, 100)
+    connection.ensure_connection()
+    raw = connection.connection
+    plans: list[str] = []
+
+    def noticed(diag: object) -> None:
+        plans.append(str(getattr(diag, "message_primary", "")))
+
+    raw.add_notice_handler(noticed)
+    with connection.cursor() as cursor:
+        cursor.execute("LOAD 'auto_explain'")
+        for setting, value in (("log_min_duration", "0"), ("log_nested_statements", "on"),
+                               ("log_level", "notice")):
+            cursor.execute(f"SET auto_explain.{setting} = {value}")
+    try:
+        services.transfer(  # ledger_post
+            payer=wallet_a, payee=wallet_b, amount=1, memo="m", source="t", idempotency_key=key())
+        services.entries_post(entries=[  # ledger_post_many
+            services.EntryRequest(postings=[(wallet_a, -2), (pot, 2)], memo="m", source="b",
+                                  idempotency_key=key()) for _ in range(2)])
+        services.pay_what_you_have(  # ledger_lock
+            payer=wallet_b, payee=pot, amount=5, memo="m", source="p", idempotency_key=key())
+    finally:
+        raw.remove_notice_handler(noticed)
+        with connection.cursor() as cursor:
+            cursor.execute("RESET auto_explain.log_min_duration")
+            cursor.execute("RESET auto_explain.log_level")
+
+    nested = [p for p in plans if "ledger_journalentry" in p or "ledger_account" in p]
+    assert any("idempotency_key" in p for p in nested)  # the key lookups were seen
+    assert any("FOR NO KEY UPDATE" in p for p in nested)  # and the accounts' locks
+    assert [p for p in nested if "Seq Scan on ledger_" in p] == []
+    assert (balance(wallet_a), balance(wallet_b), balance(pot)) == (95, 0, 5)
+
+
+@pytest.mark.postgres
 def test_on_postgresql_an_entry_is_one_statement_and_so_is_a_batch(
     wallet_a: Account, wallet_b: Account, bank: Account, fund: Fund, key: Key
 ) -> None:
