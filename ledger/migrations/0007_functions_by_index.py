@@ -5,16 +5,16 @@ a connection first calls them (``enable_seqscan = off`` for the length of each c
 (``plan_cache_mode = force_generic_plan``, 0003), made at its first call. A generic plan takes
 an array parameter for ten values, so while the accounts and the journal were small (a new
 club, a benchmark's fresh database) the planner preferred to scan them whole: the key lookup
-read every journal entry at every batch (1,103 rows for a batch of two keys), the account
-lock every account, and the entry seal, run from inside the call, every account of the club.
-Those costs grew with the books until an ANALYZE replanned. Measured on a game's batch
-(bench/api_bench.md, eighteenth round): ``ledger_post_many`` 0.72–0.76 ms of server time per
-call against 0.86–1.14 ms, the entry seal 32–34 µs against 64–90 µs.
+read every journal entry at every batch (1,103 rows for a batch of two keys) and the account
+lock every account. Those costs grew with the books until an ANALYZE replanned. Measured on a
+game's batch (bench/api_bench.md, eighteenth round): ``ledger_post_many`` 0.72–0.76 ms of
+server time per call against 0.86–1.14 ms; the entry seal, which runs inside the call and so
+under the same setting, 32–34 µs against 64–90 µs.
 
 Every statement these functions run, and the triggers they fire (0002, 0004), finds its rows
 by a key with an index (an account's id, an entry's id or idempotency key, a posting's entry),
 so no lookup needs a scan. A later ``CREATE OR REPLACE`` of one of them replaces its settings:
-it must keep this one (tests/ledger/test_database_enforces_books.py checks it). SQLite has
+it must keep this one (tests/ledger/test_services.py reads the plans). SQLite has
 neither the functions nor plans kept per connection.
 """
 
