@@ -48,6 +48,13 @@ from typing import Any
 from api_django import django_setup, make_tables
 
 
+def read_hand(pk: Any) -> Any:
+    """A table's hand as a client's read finds it (untimed on both sides of the comparison)."""
+    from games.models import Hand
+
+    return Hand.objects.select_related("partie", "secret").get(pk=pk)
+
+
 class Services:
     """Our side: each step plays the next table's move through ``move_play`` (timed).
 
@@ -90,7 +97,7 @@ class Services:
             hand, loaded = kept
             self._play(k, t, hand, loaded)
             return
-        hand = Hand.objects.select_related("partie", "secret").get(pk=t["hand"].pk)
+        hand = read_hand(t["hand"].pk)
         if hand.status == Hand.Status.OVER:
             # This hand ended at its deal (a forced announcement). The command that dealt it
             # dealt the next ones too, up to moves.CHAINED_DEALS; beyond, the timer deals,
@@ -227,7 +234,7 @@ class InProcessHttp:
 
         t = self.tables[self.i % len(self.tables)]
         self.i += 1
-        hand = Hand.objects.select_related("partie", "secret").get(pk=t["hand"].pk)
+        hand = read_hand(t["hand"].pk)
         if hand.status == Hand.Status.OVER:  # it ended at its deal: its successor, or the timer's
             following = next_hand_of(hand)
             if following is not None:
@@ -431,10 +438,7 @@ class EventsourcingSide:
 
     def command(self, i: int) -> None:
         if self.read_hands is not None:
-            from games.models import Hand
-
-            pk = self.read_hands[i % len(self.read_hands)]["hand"].pk
-            Hand.objects.select_related("partie", "secret").get(pk=pk)
+            read_hand(self.read_hands[i % len(self.read_hands)]["hand"].pk)
         began = time.perf_counter()
         agg = self.app.repository.get(self.aggs[i].id) if self.get_first else self.aggs[i]
         agg.move(seat=self.rng.randrange(4), move=self.rng.choice(self.moves),

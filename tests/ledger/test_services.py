@@ -606,11 +606,12 @@ def test_on_postgresql_the_ledger_functions_find_rows_by_index_while_the_books_a
     def noticed(diag: object) -> None:
         plans.append(str(getattr(diag, "message_primary", "")))
 
+    settings = (("log_min_duration", "0"), ("log_nested_statements", "on"),
+                ("log_level", "notice"))
     raw.add_notice_handler(noticed)
     with connection.cursor() as cursor:
         cursor.execute("LOAD 'auto_explain'")
-        for setting, value in (("log_min_duration", "0"), ("log_nested_statements", "on"),
-                               ("log_level", "notice")):
+        for setting, value in settings:
             cursor.execute(f"SET auto_explain.{setting} = {value}")
     try:
         services.transfer(  # ledger_post
@@ -623,8 +624,8 @@ def test_on_postgresql_the_ledger_functions_find_rows_by_index_while_the_books_a
     finally:
         raw.remove_notice_handler(noticed)
         with connection.cursor() as cursor:
-            cursor.execute("RESET auto_explain.log_min_duration")
-            cursor.execute("RESET auto_explain.log_level")
+            for setting, _ in settings:
+                cursor.execute(f"RESET auto_explain.{setting}")
 
     nested = [p for p in plans if "ledger_journalentry" in p or "ledger_account" in p]
     assert any("idempotency_key" in p for p in nested)  # the key lookups were seen
