@@ -30,7 +30,13 @@ What one run does (about 6 minutes on a quiet 2-core machine, bounded by --max-s
    sides and on ours alone (then each in a block of its own, for reference); query counts per
    command and per request; a cProfile of the services path;
 5. runs api_concurrent.py: the same two sides with ``--concurrent-clients`` processes at once
-   (each its own connection and tables), over the same wall-clock window.
+   (each its own connection and tables), over the same wall-clock window;
+6. runs api_services.py's headline comparison (interleaved, back to back) again for the other
+   game (Comet when ``--game`` is Ma commère), whose commands play more forced moves each.
+
+Our side's rate is given two ways: commands (``move_play`` calls: a person's move each) and
+the moves they recorded (events by a player, forced or at a time-out: HAND_RECORD.md), the
+forced moves that follow a person's move included (api_services.moves_recorded).
 
 Before each phase it waits (at most ``--max-idle-wait`` s) for the machine to be quiet, and it
 records how much CPU other processes took during the phase (``others_cpu_share``): other
@@ -501,6 +507,20 @@ def summarise(http: dict[str, Any] | None, svc: dict[str, Any] | None) -> dict[s
             s["http_post_move_queries"] = svc["queries"]["http_post_move_queries"]
         ok["services moves/s > eventsourcing appends/s"] = (
             svc["services"]["moves_per_s"] > svc["eventsourcing_append"]["events_per_s"])
+        if "recorded_moves_per_s" in svc["services"]:  # the moves as the record counts them
+            s["services_recorded_moves_per_s"] = svc["services"]["recorded_moves_per_s"]
+            s["services_moves_per_command"] = svc["services"]["recorded"]["moves_per_command"]
+            s["services_recorded_moves_vs_eventsourcing_append"] = inter.get(
+                "ratio_recorded_moves")
+    if svc and "other_game" in svc:
+        o = svc["other_game"]["interleaved"]
+        s["other_game"] = svc["other_game"]["game"]
+        s["other_game_services_moves_per_s"] = o["services"]["moves_per_s"]
+        s["other_game_services_recorded_moves_per_s"] = o["services"]["recorded_moves_per_s"]
+        s["other_game_moves_per_command"] = o["services"]["recorded"]["moves_per_command"]
+        s["other_game_eventsourcing_appends_per_s"] = o["eventsourcing_append"]["events_per_s"]
+        s["other_game_services_vs_eventsourcing_append"] = o["ratio_overall"]
+        s["other_game_recorded_moves_vs_eventsourcing_append"] = o["ratio_recorded_moves"]
     if svc and "concurrent" in svc:
         c = svc["concurrent"]
         s["concurrent_clients"] = c["services"]["clients"]
@@ -541,6 +561,8 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=3.0)
     parser.add_argument("--services-duration", type=float, default=10.0)
     parser.add_argument("--profile-seconds", type=float, default=5.0)
+    parser.add_argument("--other-game", action=argparse.BooleanOptionalAction, default=True,
+                        help="the services' headline comparison for the other game too")
     parser.add_argument("--concurrent-clients", type=int, default=4,
                         help="services with this many processes at once, both sides; 0: skip")
     parser.add_argument("--idle-threshold", type=float, default=0.25)
@@ -620,6 +642,17 @@ def main() -> None:
                      "--clients", str(args.concurrent_clients),
                      "--duration", str(args.services_duration), "--seed", str(args.seed)],
                     env, timeout=args.services_duration * 4 + 400, out=conc_out)
+            if args.other_game:
+                wait_quiet(args.idle_threshold, args.max_idle_wait)
+                other = "comet" if args.game == "commere" else "commere"
+                other_out = work / f"services_{other}.json"
+                svc["other_game"] = run_json(
+                    [PY, str(HERE / "api_services.py"), "--out", str(other_out),
+                     "--tables", str(args.tables), "--game", other,
+                     "--players", str(args.players),
+                     "--duration", str(args.services_duration), "--seed", str(args.seed),
+                     "--headline-only"],
+                    env, timeout=args.services_duration * 4 + 300, out=other_out)
             summary["services"] = svc
         summary["summary"] = summarise(http, svc)
     finally:
