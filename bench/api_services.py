@@ -603,22 +603,28 @@ def main() -> None:
           "user": dbs["USER"], "password": dbs["PASSWORD"]}
     out: dict[str, Any] = {"tables": args.tables, "game": args.game, "players": args.players}
     tables = make_tables("svc", args.tables, args.game, args.players)
-    def es(get_first: bool, seed: int) -> dict[str, Any]:
-        return eventsourcing_bench(db, args.tables, args.duration, args.warmup,
-                                   args.es_stream, get_first, seed)
-
     # Side by side: ours and the library's appends in alternate quarter-second slices (the
     # headline figures: both meet the same weather), back to back, then with a read between
     # commands on both sides and on ours alone; then each side in a block of its own, for
     # reference, and the library's read-then-append variant.
     out["interleaved"] = interleaved_bench(tables, db, args.duration, args.warmup,
                                            args.es_stream, args.seed)
-    if args.headline_only:
-        out["services"] = out["interleaved"]["services"]
-        out["eventsourcing_append"] = out["interleaved"]["eventsourcing_append"]
-        with open(args.out, "w") as fh:
-            json.dump(out, fh)
-        return
+    out["services"] = out["interleaved"]["services"]
+    out["eventsourcing_append"] = out["interleaved"]["eventsourcing_append"]
+    if not args.headline_only:
+        more_phases(out, args, tables, db)
+    with open(args.out, "w") as fh:
+        json.dump(out, fh)
+
+
+def more_phases(out: dict[str, Any], args: argparse.Namespace, tables: list[dict[str, Any]],
+                db: dict[str, str]) -> None:
+    """The phases after the headline: a hand read between commands, each side in a block of
+    its own, the library's read-then-append variant, query counts, and the profiles."""
+    def es(get_first: bool, seed: int) -> dict[str, Any]:
+        return eventsourcing_bench(db, args.tables, args.duration, args.warmup,
+                                   args.es_stream, get_first, seed)
+
     for reads in READS[1:]:
         out[f"interleaved_reads_{reads}"] = interleaved_bench(
             tables, db, args.duration, args.warmup, args.es_stream, args.seed, reads=reads)
@@ -628,8 +634,6 @@ def main() -> None:
         "eventsourcing_get_append": [es(True, args.seed)],
     }
     out["runs"] = runs
-    out["services"] = out["interleaved"]["services"]
-    out["eventsourcing_append"] = out["interleaved"]["eventsourcing_append"]
     out["eventsourcing_get_append"] = runs["eventsourcing_get_append"][0]
     out["queries"] = query_counts(tables, args.query_samples, args.seed)
     if args.profile:
@@ -638,8 +642,6 @@ def main() -> None:
         out["profile_http_in_process"] = profile_loop(
             InProcessHttp(tables[:10], args.seed), args.profile_seconds,
             args.profile.replace(".prof", "") + "_http.prof")
-    with open(args.out, "w") as fh:
-        json.dump(out, fh)
 
 
 if __name__ == "__main__":
