@@ -5,13 +5,13 @@ timed apart, for two source trees, alternately, each run on a database of its ow
 
 Each revision is a source tree (a ``git worktree`` of a commit, or this checkout). Each run
 recreates the database ``--db-name``, migrates it with the tree's own migrations, seats 50
-tables of 4 people at Ma commère (api_django.make_tables) and plays them as api_services.py
-does (``Services``: each step chooses the next table's move from the state its last command
-answered, and times ``move_play``),
-for ``--warmup`` then ``--seconds`` seconds. A move whose answer leaves its hand over is an
-ending move; its time includes the one-statement attempt that found it so. Each side gets its
-mean wall time and CPU time (``time.process_time``, this process only) per move, for both
-kinds. Run it on a quiet machine: nothing else should be using the CPU.
+tables of 4 people at Ma commère (``--game comet``: Comet; api_django.make_tables) and plays
+them as api_services.py does (``Services``: each step chooses the next table's move from the
+state its last command answered, and times ``move_play``), for ``--warmup`` then
+``--seconds`` seconds. A move whose answer leaves its hand over is an ending move; its time
+includes the one-statement attempt that found it so. Each side gets its mean wall time and CPU
+time (``time.process_time``, this process only) per move, for both kinds. Run it on a quiet
+machine: nothing else should be using the CPU.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ HERE = Path(__file__).resolve().parent
 PY = sys.executable
 
 
-def child(seconds: float, warmup: float, seed: int) -> dict[str, Any]:
+def child(seconds: float, warmup: float, seed: int, game: str) -> dict[str, Any]:
     """One run, in this tree (the caller's working directory): the figures as a dict."""
     sys.path.insert(0, str(Path.cwd() / "bench"))
     from api_django import django_setup, make_tables
@@ -55,7 +55,7 @@ def child(seconds: float, warmup: float, seed: int) -> dict[str, Any]:
         return answer
 
     games.services.move_play = timed  # api_services imports it from games.services at call
-    tables = make_tables("ab", 50, "commere", 4)
+    tables = make_tables("ab", 50, game, 4)
     services = api_services.Services(tables, seed)
     services.run(warmup)
     services.reset()
@@ -69,7 +69,7 @@ def child(seconds: float, warmup: float, seed: int) -> dict[str, Any]:
 
 
 def run(root: Path, db_url: str, admin_url: str, db_name: str, seconds: float, warmup: float,
-        seed: int) -> dict[str, Any]:
+        seed: int, game: str) -> dict[str, Any]:
     import psycopg
 
     with psycopg.connect(admin_url, autocommit=True) as admin:
@@ -80,7 +80,8 @@ def run(root: Path, db_url: str, admin_url: str, db_name: str, seconds: float, w
     subprocess.run([PY, "manage.py", "migrate", "--verbosity", "0"], env=env, cwd=root,
                    check=True, timeout=600)
     done = subprocess.run([PY, str(HERE / "services_ab.py"), "--child", "--seconds",
-                           str(seconds), "--warmup", str(warmup), "--seed", str(seed)],
+                           str(seconds), "--warmup", str(warmup), "--seed", str(seed),
+                           "--game", game],
                           env=env, cwd=root, check=True, timeout=600, capture_output=True,
                           text=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -94,12 +95,13 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--warmup", type=float, default=1.5)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--game", default="commere", choices=["commere", "comet"])
     parser.add_argument("--db-name", default="academie_services_ab")
     parser.add_argument("--admin-url", default="postgres://postgres@127.0.0.1:5432/postgres")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(child(args.seconds, args.warmup, args.seed)))
+        print(json.dumps(child(args.seconds, args.warmup, args.seed, args.game)))
         return
     if args.a is None or args.b is None:
         parser.error("--a and --b are required")
@@ -108,7 +110,7 @@ def main() -> None:
     for cycle in range(args.cycles):
         for side, root in (("a", args.a), ("b", args.b)):
             found = run(root.resolve(), db_url, args.admin_url, args.db_name, args.seconds,
-                        args.warmup, args.seed + cycle)
+                        args.warmup, args.seed + cycle, args.game)
             results[side].append(found)
             print(f"cycle {cycle + 1} {side.upper()}: {json.dumps(found)}", file=sys.stderr)
     ratios = [b["ending"]["ms"] / a["ending"]["ms"]

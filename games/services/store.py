@@ -539,10 +539,48 @@ def insert(model: type[models.Model], rows: Sequence[dict[str, Any]]) -> None:
 def _insert_statement(model: type[models.Model], rows: Sequence[dict[str, Any]], *,
                       given: str = "", expression: str = "") -> _Statement:
     """``INSERT … VALUES`` of ``rows``; the column ``given`` (an attname), if any, takes the SQL
-    ``expression`` in every row instead of its value."""
-    sql, prepared = _insert_plan(_vendor(), model, tuple(rows[0]), len(rows), given,
+    ``expression`` in every row instead of its value. A hand's events on PostgreSQL:
+    ``_json_rows_statement`` instead, whenever their values are plain JSON."""
+    vendor = _vendor()
+    if model is HandEvent and vendor == "postgresql":
+        statement = _json_rows_statement(vendor, model, rows, given, expression)
+        if statement is not None:
+            return statement
+    sql, prepared = _insert_plan(vendor, model, tuple(rows[0]), len(rows), given,
                                  expression)
     return model, sql, [prep(row[name]) for row in rows for name, prep in prepared]
+
+
+def _json_rows_statement(vendor: str, model: type[models.Model], rows: Sequence[dict[str, Any]],
+                         given: str, expression: str) -> _Statement | None:
+    """PostgreSQL: ``INSERT … SELECT … FROM jsonb_to_recordset($1)``, the rows sent as one JSON
+    array instead of a parameter per value. A Comet command writes 7.5 events of ten columns:
+    psycopg adapted 75 parameters one by one, and each count of rows was a statement of its
+    own to prepare; this is one parameter, and one statement for any count
+    (bench/api_bench.md, twentieth round). The database converts each value to its column's
+    type as it would convert the parameter. ``None`` (the caller writes ``VALUES``) if a value
+    is not plain JSON: a datetime, a ``str`` subclass, an integer past 64 bits, a key that is
+    not a string… (``_ORJSON_EXACT``), which only the field's own conversion may write."""
+    try:
+        array = orjson.dumps(rows, default=_not_plain, option=_ORJSON_EXACT)
+    except TypeError:  # orjson.JSONEncodeError is one
+        return None
+    return model, _json_rows_plan(vendor, model, tuple(rows[0]), given, expression), [
+        array.decode()]
+
+
+@functools.lru_cache(maxsize=16)
+def _json_rows_plan(vendor: str, model: type[models.Model], names: tuple[str, ...], given: str,
+                    expression: str) -> str:
+    db = _db()
+    qn = db.ops.quote_name
+    fields = [model._meta.get_field(name) for name in names]
+    values = ", ".join(expression if f.attname == given else f"r.{qn(f.attname)}"
+                       for f in fields)
+    record = ", ".join(f"{qn(f.attname)} {f.db_type(db)}" for f in fields
+                       if f.attname != given)
+    return (f"INSERT INTO {qn(model._meta.db_table)} ({', '.join(qn(f.column) for f in fields)})"
+            f" SELECT {values} FROM jsonb_to_recordset(%s::jsonb) AS r({record})")
 
 
 def _update_statement(instance: models.Model, names: Sequence[str]) -> _Statement:
@@ -727,12 +765,13 @@ def _execute_guarded(hand: Hand, pending: Sequence[dict[str, Any]],
     db = _db()
     names = sorted(partie_fields)
     reads = ("ids" if accounts else "of" if accounts_of is not None else "") if names else ""
-    sql = _guarded_sql(db.vendor, tuple(fields), tuple(pending[0]), len(pending),
+    _, events_sql, events_params = _insert_statement(HandEvent, pending, given="hand_id",
+                                                     expression=_hand_of_u())
+    sql = _guarded_sql(db.vendor, tuple(fields), events_sql,
                        tuple(command) if command is not None else None, tuple(names), reads)
     params = _update_statement(hand, fields)[2]
     params += [read_seq, Hand.Status.PLAYING.value]
-    params += _insert_statement(HandEvent, pending, given="hand_id",
-                                expression=_hand_of_u())[2]
+    params += events_params
     if command is not None:
         params += _insert_statement(Command, [command])[2]
     if names:
@@ -775,19 +814,18 @@ def _hand_of_u() -> str:
 
 
 @functools.lru_cache(maxsize=128)
-def _guarded_sql(vendor: str, fields: tuple[str, ...], event_names: tuple[str, ...],
-                 events: int, command_names: tuple[str, ...] | None,
+def _guarded_sql(vendor: str, fields: tuple[str, ...], events_sql: str,
+                 command_names: tuple[str, ...] | None,
                  partie_fields: tuple[str, ...], reads: str) -> str:
     """``_execute_guarded``'s text for one shape of command (the hand's fields written, the
-    events' columns and count, the command's columns, the partie's fields, which accounts
-    are read: ``ids``, ``of`` or none), built once: its parameters come in the order
+    events' insert, the command's columns, the partie's fields, which accounts are read:
+    ``ids``, ``of`` or none), built once: its parameters come in the order
     ``_execute_guarded`` gives them."""
     qn = _db().ops.quote_name
     pk = qn(Hand._meta.pk.column)
     update = _update_plan(vendor, Hand, fields)[0]
     update += f" AND {qn('last_seq')} = %s AND {qn('status')} = %s RETURNING {pk}"
     parts = [f"u AS ({update})"]
-    events_sql = _insert_plan(vendor, HandEvent, event_names, events, "hand_id", _hand_of_u())[0]
     parts.append(f"w0 AS ({events_sql})")
     if command_names is not None:
         parts.append(f"w1 AS ({_insert_plan(vendor, Command, command_names, 1, '', '')[0]})")

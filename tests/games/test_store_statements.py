@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from django.db import connection, models
+from django.db import connection, models, transaction
 
 from config.rows import built
 from games.models import Command, Hand, HandEvent, HandSeed, Partie
@@ -245,3 +245,89 @@ def test_the_kept_cursor_serves_every_statement_until_its_connection_changes() -
     del first, again, outer, inner  # the test's own references to the old cursor
     gc.collect()
     assert old_connection() is None
+
+
+# -- a hand's events sent as one JSON array (store._json_rows_statement) -----------------------
+
+
+def _event_rows(hand: Hand, people: list[Any], first_seq: int) -> list[dict[str, Any]]:
+    """Rows as store.append makes them, with values of every kind an event's columns take."""
+    return [
+        {"hand_id": hand.pk, "seq": first_seq + i, "type": kind, "payload": payload,
+         "by": by, "actor_id": actor, "command_id": command, "at": "2030-05-04T20:00:00.000123Z",
+         "prev": "a" * 64, "hash": f"{i:x}" * 64}
+        for i, (kind, payload, by, actor, command) in enumerate([
+            ("play", {"seat": 1, "card": "7H"}, "player", people[1].pk, uuid.UUID(int=9)),
+            ("stop", {"reason": "king"}, "service", None, None),
+            ("pay", {"from": 2, "to": "pot", "amount": 3, "short": 0, "reason": "ante"},
+             "forced", None, uuid.UUID(int=10)),
+            ("note", {"name": "Académie — ♠ ß", "esc": "a\nb\t\"q\" \\ \u0001", "n": None,
+                      "ok": True, "big": 2**62, "list": [[], {}]}, "timeout", people[0].pk,
+             None),
+        ])
+    ]
+
+
+def _stored(hand: Hand) -> list[tuple[Any, ...]]:
+    return list(HandEvent.objects.filter(hand=hand).order_by("seq").values_list(
+        "seq", "type", "payload", "by", "actor_id", "command_id", "at", "prev", "hash"))
+
+
+def _hands(people: list[Any]) -> list[Hand]:
+    """Two hands just dealt, at two tables of Comet (the second seats three more people)."""
+    from django.contrib.auth import get_user_model
+
+    from games.services import partie_start
+
+    more = [get_user_model().objects.create_user(f"extra{i}") for i in range(3)]
+    return [partie_start(game="comet", players=seated, options={}, buy_in=50,
+                         table_label=f"table {n}", at=AWARE).hands.get()
+            for n, seated in enumerate([people[:3], more])]
+
+
+@pytest.mark.postgres
+def test_on_postgresql_events_are_one_json_parameter_and_stored_as_values_would_be(
+        people, monkeypatch) -> None:
+    json_hand, values_hand = _hands(people)
+    json_rows = _event_rows(json_hand, people, json_hand.last_seq + 1)
+    model, sql, params = store._insert_statement(HandEvent, json_rows)
+    assert "jsonb_to_recordset" in sql and len(params) == 1  # the array, whatever the count
+    assert store._insert_statement(HandEvent, json_rows[:1])[1] == sql
+    store._execute([(model, sql, params)])
+    monkeypatch.setattr(store, "_json_rows_statement", lambda *a: None)  # VALUES, as before
+    values_sql = store._insert_statement(HandEvent, json_rows)[1]
+    assert "VALUES" in values_sql and "jsonb_to_recordset" not in values_sql
+    store.insert(HandEvent, _event_rows(values_hand, people, values_hand.last_seq + 1))
+    by_json, by_values = _stored(json_hand)[-4:], _stored(values_hand)[-4:]
+    assert [row[0] for row in by_json] == [json_hand.last_seq + n for n in (1, 2, 3, 4)]
+    assert by_json == by_values  # every column: the same values, converted the same way
+    assert by_json[-1][2]["name"] == "Académie — ♠ ß" and by_json[-1][5] is None
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("column, value", [
+    ("at", AWARE),  # a datetime: the field's own conversion writes its text
+    ("by", HandEvent.By.FORCED),  # a str subclass
+    ("payload", {"when": AWARE}),  # the field's JSON refuses it, as before
+    ("payload", {"huge": 2**70}),  # past 64 bits: json.dumps writes it, orjson cannot
+])
+def test_a_value_that_is_not_plain_json_is_written_by_values(people, column, value) -> None:
+    hand = _hands(people)[0]
+    rows = _event_rows(hand, people, hand.last_seq + 1)[:1]
+    rows[0][column] = value
+    sql = store._insert_statement(HandEvent, rows)[1]
+    assert "VALUES" in sql and "jsonb_to_recordset" not in sql
+
+
+@pytest.mark.postgres
+def test_the_guarded_statement_refuses_a_stale_hand_with_json_events(people) -> None:
+    # The events take their hand from the hand's guarded update (``(SELECT id FROM u)``): a
+    # hand no longer at the seq read leaves it NULL, and nothing is written.
+    from games.errors import StaleSequence
+
+    hand = _hands(people)[0]
+    before = _stored(hand)
+    rows = _event_rows(hand, people, hand.last_seq + 1)
+    with pytest.raises(StaleSequence), transaction.atomic():
+        store._execute_guarded(hand, rows, None, read_seq=hand.last_seq + 5)
+    assert _stored(hand) == before
