@@ -360,17 +360,18 @@ MOVE_AUTHORS = ("player", "forced", "timeout")
 def recorded_between(db_url: str, began: datetime, ended: datetime) -> dict[str, Any]:
     """The events appended between ``began`` and ``ended`` (their ``at``, the ISO-8601 text
     every event of a command carries, compared as text: one format, so text order is time
-    order), counted by author, and the share of them that are moves."""
+    order), counted by author, and how many of them are moves."""
     import psycopg
 
-    iso = [t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ") for t in (began, ended)]
+    from games.engine.record import iso_z  # the events' own format (the project's install)
+
+    iso = [iso_z(began), iso_z(ended)]
     with psycopg.connect(db_url) as conn:
         by = dict(conn.execute('SELECT "by", count(*) FROM games_handevent '
                                'WHERE "at" >= %s AND "at" <= %s GROUP BY 1', iso).fetchall())
     events = sum(by.values())
     moves = sum(by.get(author, 0) for author in MOVE_AUTHORS)
-    return {"by": by, "events": events, "moves": moves,
-            "moves_per_event": round(moves / events, 4) if events else None}
+    return {"by": by, "events": events, "moves": moves}
 
 
 def http_phases(args: argparse.Namespace, env: dict[str, str], work: Path,
