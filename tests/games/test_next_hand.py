@@ -15,6 +15,7 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from games.engine.base import BY_FORCED, Move
+from games.engine.commere import ANNOUNCE
 from games.engine.deal import commitment, deal_from_seed
 from games.engine.registry import get_game
 from games.errors import CommandConflict
@@ -594,7 +595,9 @@ def test_a_caller_that_read_the_hand_lends_its_read_to_the_timer(people):
 
     seat = hand_view(hand=hand, user=users[0])["to_act"][0]
     loaded = store.load(hand)
-    move = loaded.game.legal_moves(loaded.state)[seat][0]
+    # An exchange, not an announcement: a speaker dealt a combination may announce, which
+    # ends the hand, and this test needs it still waiting after one move.
+    move = next(m for m in loaded.game.legal_moves(loaded.state)[seat] if m != ANNOUNCE)
     move_play(hand_id=hand.id, user=users[seat], move=move, seq=seq, command_id=uuid.uuid4(),
               at=T0 + timedelta(seconds=1))
     hand.refresh_from_db()
