@@ -321,3 +321,13 @@ async def astream(hub: LocalHub, partie_ids: Sequence[Any],
             yield KEEPALIVE if message is None else event(message)
     finally:
         hub.unwatch(watcher)
+
+
+def publish_hand(*, partie: Any, hand: Any, events: Sequence[Any]) -> None:
+    """After a command commits: tell the partie's watchers where it left ``hand``."""
+    announce(announcement(partie=partie, hand=hand))
+
+
+def publish_partie(*, partie: Any) -> None:
+    """After a partie closes: tell its watchers."""
+    announce(announcement(partie=partie))

@@ -2,11 +2,8 @@
 
 A hand's state is what its ``HandEvent`` rows give when replayed through the rules engine.
 Events are append-only (database triggers, migration 0002) and hash-chained (HAND_RECORD.md).
-The hand row also keeps a snapshot of that state (``Hand.snapshot``), written by every command
-with the events it appends, so that a move need not read and replay the whole stream; it is only
-an optimisation, checked against a full replay in tests, and a missing or stale snapshot is
-ignored (``games.services.store``). The seed lives in ``HandSeed``, apart from the events, and is
-revealed only once the hand is over.
+The seed lives in ``HandSeed``, apart from the events, and is revealed only once the hand is
+over.
 """
 
 from __future__ import annotations
@@ -89,9 +86,6 @@ class Hand(models.Model):
     last_seq = models.PositiveIntegerField(default=0)
     # The chain's last hash (the commitment before any event): the next event's ``prev``.
     last_hash = models.CharField(max_length=64, blank=True)
-    # The engine's state at ``last_seq``, pickled (games.services.store.freeze); a cache of the
-    # replay, never the truth: empty or stale, it is rebuilt from the events.
-    snapshot = models.BinaryField(null=True, blank=True, editable=False)
     # The pending decision: who is awaited, and until when (the timers play the default move).
     # Not indexed: every move changes it, and a changed indexed column makes PostgreSQL write
     # a new entry in every index of the table instead of updating the row in place (a HOT
@@ -102,10 +96,6 @@ class Hand(models.Model):
         max_length=16, blank=True,
         help_text="timeout: the awaited player's time runs out; forced: his only move is due",
     )
-    # Celery timers only: when the task armed for this hand's deadlines is due (games/tasks.py).
-    # A command whose new deadline comes at or after it queues no task of its own: that task
-    # finds the hand's deadline when it runs and is queued again for it.
-    timer_at = models.DateTimeField(null=True, blank=True, editable=False)
     # The deal's time (the service's clock), so that a hand played out at its deal (bots without
     # delays) never seems to end before it started.
     started_at = models.DateTimeField(default=timezone.now)

@@ -13,21 +13,19 @@ from games.engine.record import build_record
 from games.engine.verify import Discrepancy, verify_record
 from games.errors import HandNotOver
 from games.models import Hand, Partie, Seat
-from games.services import recent, store
-from games.services.moves import one_statement_possible
+from games.services import store
 from games.visibility import redact_events
 
 
 def partie_list() -> QuerySet[Partie]:
-    """Parties newest first, with their seats and players (one query) and hands (one query,
-    without their snapshots: a few kilobytes each that a listing never shows)."""
+    """Parties newest first, with their seats and players (one query) and hands (one query)."""
     seats = Prefetch("seats", queryset=Seat.objects.select_related("player"))
-    hands = Prefetch("hands", queryset=Hand.objects.defer("snapshot").order_by("number"))
+    hands = Prefetch("hands", queryset=Hand.objects.order_by("number"))
     return Partie.objects.prefetch_related(seats, hands).order_by("-created_at")
 
 
 def hand_list(*, partie: Partie) -> QuerySet[Hand]:
-    return partie.hands.defer("snapshot").order_by("number")
+    return partie.hands.order_by("number")
 
 
 def seat_of(hand: Hand, user: AbstractBaseUser | AnonymousUser,
@@ -48,21 +46,9 @@ def hand_view(*, hand: Hand, user: AbstractBaseUser | AnonymousUser) -> dict[str
 
 
 def hand_view_by_id(*, hand_id: Any, user: AbstractBaseUser | AnonymousUser) -> dict[str, Any]:
-    """``hand_view`` in one statement: the hand, its partie, seed and seats read together
-    (store.read_hand), its state from its snapshot. Hand.DoesNotExist if there is none.
-
-    A hand in play read by one of its players, with its state from the snapshot, is offered to
-    this process's kept hands (recent.py): a player reads the hand before he moves, and his
-    move, if this process serves it, need not read it again. Only a committed read is offered
-    (outside a transaction), and never a replay: without the hand's lock, the events replayed
-    may have moved on past the row read."""
-    hand, seats, following = store.read_hand_and_next(hand_id)
-    seat = seat_of(hand, user, seats)
-    snapshot = store.from_snapshot(hand)
-    if snapshot is not None and seat is not None and one_statement_possible():
-        recent.hands.offer(hand, seats, snapshot)
-    return view_of(hand=hand, loaded=snapshot or store.replay(hand), seat=seat,
-                   next_hand=following)
+    """``hand_view`` of the hand ``hand_id`` (Hand.DoesNotExist if there is none)."""
+    hand = Hand.objects.select_related("partie", "secret").get(pk=hand_id)
+    return hand_view(hand=hand, user=user)
 
 
 def next_hand_of(hand: Hand) -> dict[str, Any] | None:

@@ -51,17 +51,6 @@ def outsider(django_user_model: Any) -> Any:
 
 
 @pytest.fixture(autouse=True)
-def _no_recent_hands() -> Any:
-    """Each test starts without the hands an earlier test's moves left in this process's memory
-    (games/services/recent.py): a hand is only ever its own test's."""
-    from games.services import recent
-
-    recent.hands.clear()
-    yield
-    recent.hands.clear()
-
-
-@pytest.fixture(autouse=True)
 def live_hub() -> Any:
     """Each test announces to a hub of its own, in this process (games/live.py); a test that
     needs Redis replaces it with ``live.use_hub``."""

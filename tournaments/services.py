@@ -19,8 +19,7 @@ from games.engine.deal import new_seed
 from games.engine.registry import get_game
 from games.errors import GameError
 from games.models import HandEvent, Partie
-from games.services import partie_start
-from games.services.parties import BOT_NAMES, hand_deal
+from games.services import BOT_NAMES, hand_deal, partie_start
 from ledger import selectors as ledger_selectors
 from ledger import services as ledger
 

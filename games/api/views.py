@@ -32,9 +32,7 @@ from games.models import Hand, Partie
 
 def _hand(hand_id: str) -> Hand:
     # The seats come in one query, used by both the seat lookup and the deck (seat count).
-    # These views read the events, not the snapshot.
-    hands = (Hand.objects.select_related("partie", "secret").prefetch_related("partie__seats")
-             .defer("snapshot"))
+    hands = Hand.objects.select_related("partie", "secret").prefetch_related("partie__seats")
     return get_object_or_404(hands, pk=hand_id)
 
 

@@ -1,4 +1,4 @@
-"""After every move: let bots play, schedule forced moves and deadlines, end the hand.
+"""After every move: let bots play, set forced moves and deadlines, end the hand.
 
 RULES.md §3: a seat's only legal move is played for it by the service, at once for a bot, after
 ``forced_move_delay`` for a person, and in Comet never before the Comet holder's ``comet_window``
@@ -9,15 +9,13 @@ deadline (``move_timeout``) after which the default move is played.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
-from django.utils import timezone
 
-from games import live
+from games import live, scheduling
 from games.engine.base import BY_FORCED, BY_PLAYER, BY_TIMEOUT, Move
 from games.engine.bots import make_bot
 from games.models import Hand, Partie, Seat
@@ -32,52 +30,28 @@ MAX_STEPS = 10_000
 
 @dataclass
 class Table:
-    """What a command needs to know of a partie while it plays a hand: read once per command
-    (the seats and their players; the ledger accounts when a payment first needs them)."""
+    """What a command needs to know of a partie while it plays its hands: the partie, its
+    seats with their players, and the ledger accounts its payments move."""
 
     partie: Partie
     seats: list[Seat]
     accounts: chips.Accounts = field(init=False)
     bots: dict[int, str] = field(init=False)
-    #: The command's events, written with the hand row at its end (store.save).
-    events: list[dict[str, Any]] = field(default_factory=list)
-    #: The command is played to be written in one statement outside any transaction
-    #: (moves._in_one_statement): it holds its payments (``accounts.hold``), and what would
-    #: run on commit waits in ``after`` until it is written. If it turns out to write more
-    #: than its hand's events and row (payments held, or the hand's end), the caller writes
-    #: it as played in a transaction instead (moves._in_guarded), without playing it again.
-    one_statement: bool = False
-    after: list[Callable[[], None]] = field(default_factory=list)
-    #: The command that ended the hand also dealt the next one (moves._deal_at_once): the
-    #: next-hand timer queued by the hand's end has nothing left to do and is not queued.
-    next_hand_dealt: bool = False
-    #: The partie's fields the command changed (a hand's end, a deal), written with the hand's
-    #: row (store.save's ``partie_fields``) rather than by a statement of their own.
-    partie_fields: set[str] = field(default_factory=set)
-    #: The partie's row is locked by this command's transaction, and ``partie`` holds it as it
-    #: is now (store.save read it back as it wrote the hand's end): a deal takes it as it is.
-    partie_locked: bool = False
-    #: ``accounts`` hold the balances as of the hand's end (store.save read them back too): the
-    #: deal that follows at once takes them; a deal after it reads them again.
-    balances_fresh: bool = False
-    #: The command armed its hand's timer (Celery timers: ``hand.timer_at``, _set_deadline):
-    #: store.save writes that column only then.
-    timer_armed: bool = False
-
-    def on_commit(self, callback: Callable[[], None]) -> None:
-        if self.one_statement:
-            self.after.append(callback)
-        else:
-            transaction.on_commit(callback)
+    #: The events the command appended, by hand, announced once it commits.
+    appended: dict[Any, list[dict[str, Any]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.accounts = chips.Accounts(self.partie, self.seats)
         self.bots = {s.number: s.bot for s in self.seats if s.bot}
-        if self.one_statement:
-            self.accounts.hold()
 
     def seat_of(self, user_id: Any) -> int | None:
         return next((s.number for s in self.seats if s.player_id == user_id), None)
+
+
+def table_for(partie: Partie) -> Table:
+    """The partie and its seats in order, with their users (a deal names them)."""
+    return Table(partie=partie, seats=list(partie.seats.select_related("player")
+                                           .order_by("number")))
 
 
 def bot_move(
@@ -95,27 +69,34 @@ def apply_move(
     table: Table, hand: Hand, loaded: store.Loaded, seat: int, move: Move, by: str, *,
     actor: Any = None, command_id: Any = None, now: datetime,
 ) -> store.Loaded:
-    """Decide, append, post the chips. The caller holds the transaction and the hand's lock,
-    or plays in one statement (``table.one_statement``): then the chips are held."""
+    """Decide, append, post the chips. The caller holds the transaction and the hand's lock."""
     produced = loaded.game.decide(loaded.state, seat, move, by)
+    return append_events(table, hand, loaded, produced, actor=actor, command_id=command_id,
+                         now=now)
+
+
+def append_events(table: Table, hand: Hand, loaded: store.Loaded, produced: Any, *,
+                  actor: Any = None, command_id: Any = None, now: datetime) -> store.Loaded:
+    """Append ``produced`` to the hand's chain, post their payments, and fold them into the
+    state."""
     sealed = store.append(hand, produced, prev_hash=loaded.last_hash, actor=actor,
-                          command_id=command_id, at=now, pending=table.events)
+                          command_id=command_id, at=now)
+    table.appended.setdefault(hand.pk, []).extend(sealed)
     chips.post_payments(accounts=table.accounts, hand=hand, sealed=sealed)
     state = loaded.state
     for event in produced:
         state = loaded.game.apply(state, event)
-    return store.Loaded(game=loaded.game, state=state, last_hash=sealed[-1]["hash"])
+    return store.Loaded(game=loaded.game, state=state, last_hash=hand.last_hash)
 
 
 def advance(table: Table, hand: Hand, loaded: store.Loaded, *, now: datetime) -> store.Loaded:
-    """Play every move that needs no waiting, then set the hand's next deadline."""
+    """Play every move that needs no waiting, then set the hand's next deadline (or end it)."""
     game = loaded.game
     bots = table.bots
     partie = table.partie
     for _ in range(MAX_STEPS):
         if game.is_over(loaded.state):
             _finish(table, hand, loaded, now=now)
-            _announce(table, hand)
             return loaded
         legal = game.legal_moves(loaded.state)
         awaited = game.to_act(loaded.state)
@@ -146,12 +127,11 @@ def advance(table: Table, hand: Hand, loaded: store.Loaded, *, now: datetime) ->
                 loaded = apply_move(table, hand, loaded, seat, legal[seat][0], BY_FORCED,
                                     now=now)
                 continue
-            _set_deadline(table, hand, now + delay, KIND_FORCED, now=now)
+            _set_deadline(hand, now + delay, KIND_FORCED)
         elif seat in bots and bots[seat] != "timeout":
-            _set_deadline(table, hand, now + window, KIND_BOT, now=now)
+            _set_deadline(hand, now + window, KIND_BOT)
         else:
-            _set_deadline(table, hand, now + partie.move_timeout, KIND_TIMEOUT, now=now)
-        _announce(table, hand)
+            _set_deadline(hand, now + partie.move_timeout, KIND_TIMEOUT)
         return loaded
     raise RuntimeError(f"hand {hand.id} did not settle after {MAX_STEPS} moves")
 
@@ -159,8 +139,7 @@ def advance(table: Table, hand: Hand, loaded: store.Loaded, *, now: datetime) ->
 def fire(table: Table, hand: Hand, loaded: store.Loaded, *, now: datetime) -> store.Loaded:
     """The pending decision's deadline has passed: play its move (forced, time-out or bot)."""
     game = loaded.game
-    awaited = game.to_act(loaded.state)
-    seat = awaited[0]
+    seat = game.to_act(loaded.state)[0]
     legal = game.legal_moves(loaded.state)[seat]
     if hand.deadline_kind == KIND_BOT and seat in table.bots:
         move = bot_move(table, hand, loaded, seat, required=True)
@@ -174,44 +153,14 @@ def fire(table: Table, hand: Hand, loaded: store.Loaded, *, now: datetime) -> st
     return advance(table, hand, loaded, now=now)
 
 
-def _set_deadline(table: Table, hand: Hand, at: datetime, kind: str, *, now: datetime) -> None:
-    """The hand now waits for its pending decision until ``at``; its timer is queued on commit.
-
-    Celery timers keep one task per hand (games/tasks.py): if the task armed for this hand is
-    still to come and due no later than ``at``, nothing is queued (it finds this deadline when
-    it runs, and is queued again for it); otherwise the command arms a task for ``at``. The
-    usual move sets a later deadline than the last one, so a hand's moves queue one task, not
-    one each.
-
-    The hand's last deadline must not be later than ``at`` either. The armed task may run
-    while this command is being played, find that deadline still to come and arm itself again
-    for it (services.timer_fire); a command that skipped would then leave the hand waiting
-    until ``at`` with its task due only at that later time. Since the hand is still at the
-    seq this command read, that re-armed time can only be the hand's last deadline."""
-    from games.tasks import arm_deadline, one_timer_per_hand, schedule_deadline
-
-    last = hand.deadline
+def _set_deadline(hand: Hand, at: datetime, kind: str) -> None:
+    """The hand now waits for its pending decision until ``at``; its timer is queued once the
+    command commits (a rolled-back command queues nothing)."""
     hand.deadline = at
     hand.deadline_kind = kind
-    hand.deadline_seq = hand.last_seq
-    seq = hand.last_seq
-    hand_id = hand.id
-    if one_timer_per_hand():
-        armed = hand.timer_at
-        if armed is not None and now < armed <= at and last is not None and last <= at:
-            return
-        hand.timer_at = at
-        table.timer_armed = True
-        table.on_commit(lambda: arm_deadline(hand_id=hand_id, at=at))
-        return
-    table.on_commit(lambda: schedule_deadline(hand_id=hand_id, seq=seq, at=at))
-
-
-def _announce(table: Table, hand: Hand) -> None:
-    """Once the command commits, tell the partie's watchers where it left ``hand``
-    (games/live.py): ``advance`` is the last step of every command on a hand."""
-    message = live.announcement(partie=table.partie, hand=hand)
-    table.on_commit(lambda: live.announce(message))
+    hand.deadline_seq = seq = hand.last_seq
+    hand_id = hand.pk
+    transaction.on_commit(lambda: scheduling.deadline_due(hand_id=hand_id, seq=seq, at=at))
 
 
 def _finish(table: Table, hand: Hand, loaded: store.Loaded, *, now: datetime) -> None:
@@ -224,23 +173,20 @@ def _finish(table: Table, hand: Hand, loaded: store.Loaded, *, now: datetime) ->
     if partie.game == "comet":
         partie.comet_played_last = bool(loaded.game.comet_played(loaded.state))  # type: ignore[attr-defined]
     partie.next_hand_at = now + partie.pause_between_hands
-    table.partie_fields.update(("comet_played_last", "next_hand_at"))  # written with the hand
+    partie.save(update_fields=["comet_played_last", "next_hand_at"])
     partie_id, at = partie.pk, partie.next_hand_at
-
-    def schedule() -> None:
-        from games.tasks import schedule_next_hand
-
-        if not table.next_hand_dealt:
-            schedule_next_hand(partie_id=partie_id, at=at)
-
-    table.on_commit(schedule)
+    # Queued even when the command deals the next hand at once: the task then finds nothing
+    # due, and the deal does not depend on this command's own attempt (moves.deal_at_once).
+    transaction.on_commit(lambda: scheduling.next_hand_due(partie_id=partie_id, at=at))
 
 
-def table_for(partie: Partie) -> Table:
-    """The partie and its seats, in order, with their users (a deal names them). A move reads
-    its table with its hand instead (store.lock_hand)."""
-    return Table(partie=partie, seats=store.seats(partie))
+HAND_FIELDS = ["last_seq", "last_hash", "status", "ended_at", "deadline", "deadline_seq",
+               "deadline_kind"]
 
 
-def now() -> datetime:
-    return timezone.now()
+def save(table: Table, hand: Hand) -> None:
+    """Write the hand row as the command leaves it, and announce its events on commit."""
+    hand.save(update_fields=HAND_FIELDS)
+    events = table.appended.pop(hand.pk, [])
+    partie = table.partie
+    transaction.on_commit(lambda: live.publish_hand(partie=partie, hand=hand, events=events))

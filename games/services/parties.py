@@ -15,8 +15,8 @@ from games.engine.registry import get_game
 from games.errors import GameError, InvalidPartie, PartieOver
 from games.models import Hand, HandSeed, Partie, Seat
 
-from . import chips, recent, store
-from .advance import Table, advance, table_for
+from . import chips, store
+from .advance import Table, advance, append_events, save, table_for
 
 BOT_NAMES = ("random", "heuristic", "timeout")
 
@@ -84,13 +84,14 @@ def partie_start(
             for seat in partie.seats.select_related("player"):
                 # At a soirée people buy in at check-in; only the bots get chips here.
                 if seat.bot or buy_in_people:
-                    chips.buy_in(partie=partie, seat=seat, amount=buy_in, at=at)
+                    chips.buy_in(partie=partie, seat=seat, amount=buy_in)
         if deal_first_hand:
             hand_deal(partie=partie, at=at)
     return partie
 
 
-def _end_reason(partie: Partie, last: Hand | None, chips_now: dict[int, int], at: datetime) -> str:
+def _end_reason(partie: Partie, last: Hand | None, chips_now: dict[int, int],
+                at: datetime) -> str:
     opts = partie.options
     played = last.number if last else 0
     limit = opts.get("deals") if partie.game == "comet" else opts.get("rounds")
@@ -106,15 +107,12 @@ def _end_reason(partie: Partie, last: Hand | None, chips_now: dict[int, int], at
 def hand_deal(*, partie: Partie, at: datetime) -> Hand | None:
     """Deal the partie's next hand, or close the partie at its end condition (then ``None``)."""
     with transaction.atomic():
-        locked, last = store.lock_partie(partie.pk)
-        if locked is None:
-            raise Partie.DoesNotExist(f"no partie {partie.pk}")
-        partie = locked
+        partie, last = _locked_partie(partie.pk)
         if partie.status == Partie.Status.OVER:
             raise PartieOver("this partie is over")
         if last is not None and last.status != Hand.Status.OVER:
             raise GameError(f"hand {last.number} is still being played", code="hand_in_progress")
-        return _deal(partie, last, at)
+        return _deal(table_for(partie), last, at)
 
 
 def partie_tick(*, partie_id: Any, at: datetime) -> Hand | None:
@@ -122,63 +120,47 @@ def partie_tick(*, partie_id: Any, at: datetime) -> Hand | None:
     (or close it at its end condition). Does nothing if that is not due yet, so a late or
     duplicated timer is harmless."""
     with transaction.atomic():
-        partie, last = store.lock_partie(partie_id)
-        if partie is None or partie.status == Partie.Status.OVER:
+        try:
+            partie, last = _locked_partie(partie_id)
+        except Partie.DoesNotExist:
             return None
-        if partie.next_hand_at is None or partie.next_hand_at > at:
+        if not _next_hand_due(partie, at) or (last is not None
+                                              and last.status != Hand.Status.OVER):
             return None
-        if last is not None and last.status != Hand.Status.OVER:
-            return None
-        return _deal(partie, last, at)
+        return _deal(table_for(partie), last, at)
 
 
-def deal_after(*, table: Table, last: Hand, at: datetime, savepoint: bool = True,
-               command: dict[str, Any] | None = None) -> Hand | None:
-    """``partie_tick`` for the command that has just ended ``last`` (moves._deal_at_once), in
-    that command's transaction: its last hand known (the command holds ``last``'s row, so no
-    other hand can have been dealt after it) and the seats the command read taken over. On
-    PostgreSQL the command's write of ``last`` has locked and read back the partie's row and
-    the ledger accounts' balances (``table.partie_locked``, ``table.balances_fresh``:
-    store.save), and the first deal takes them as they are; elsewhere, and for the deals that
-    follow a hand ended at its deal, the accounts are read again (and the partie locked and
-    read, where it was not read back). The balances give the new hand's ``chips_before``: they
-    must include what anybody committed to those wallets meanwhile (a buy-in at the desk).
-
-    ``savepoint``: a failure rolls back the deal alone; without, the caller's transaction is
-    broken and must be rolled back. ``command``: the ending move's Command row, written with
-    the new hand's row, its answer naming that hand (``next_hand``); not written if no hand is
-    dealt."""
-    if not table.balances_fresh:
-        # The accounts are read again below: the payments held (moves._in_guarded) must be in
-        # the books first, and posted outside the deal's savepoint, which a failed deal rolls
-        # back while the last hand's end stays.
-        table.accounts.flush()
-    with transaction.atomic(savepoint=savepoint):
-        partie = table.partie if table.partie_locked else store.lock_partie_row(table.partie.pk)
-        if partie is None or partie.status == Partie.Status.OVER:
-            return None
-        if partie.next_hand_at is None or partie.next_hand_at > at:
-            return None
-        dealer = Table(partie=partie, seats=table.seats)
-        if table.balances_fresh:  # read back with the partie (store.save): taken once
-            # With the payments it holds, if any: then this is a deal without a savepoint
-            # (moves._in_guarded), whose failure rolls back the whole command.
-            assert not (savepoint and table.accounts.holds()), "payments held in a savepoint"
-            dealer.accounts = table.accounts
-            table.balances_fresh = False
-        return _deal(partie, last, at, dealer, command=command)
+def deal_after(*, table: Table, last: Hand, at: datetime) -> Hand | None:
+    """``partie_tick`` in the transaction of the command that has just ended ``last``: that
+    command holds ``last``'s row, so no other hand can have been dealt after it."""
+    partie = Partie.objects.select_for_update().get(pk=table.partie.pk)
+    if not _next_hand_due(partie, at):
+        return None
+    dealer = Table(partie=partie, seats=table.seats)
+    hand = _deal(dealer, last, at)
+    table.appended.update(dealer.appended)
+    return hand
 
 
-def _deal(partie: Partie, last: Hand | None, at: datetime, table: Table | None = None, *,
-          command: dict[str, Any] | None = None) -> Hand | None:
-    """``hand_deal``'s work, the partie locked and its ``last`` hand over; ``table``: its seats
-    (with their users) and accounts, if the caller holds them; ``command``: see
-    ``deal_after``."""
-    table = table or table_for(partie)
+def _locked_partie(partie_id: Any) -> tuple[Partie, Hand | None]:
+    """The partie, its row locked (the dealer's lock), and its last hand, read after the lock
+    so that one who waited for a concurrent dealer sees the hand that one dealt."""
+    partie = Partie.objects.select_for_update().get(pk=partie_id)
+    return partie, partie.hands.order_by("-number").first()
+
+
+def _next_hand_due(partie: Partie, at: datetime) -> bool:
+    return (partie.status == Partie.Status.PLAYING and partie.next_hand_at is not None
+            and partie.next_hand_at <= at)
+
+
+def _deal(table: Table, last: Hand | None, at: datetime) -> Hand | None:
+    """``hand_deal``'s work, the partie locked and its ``last`` hand over."""
+    partie = table.partie
     n = len(table.seats)
-    chips_now = chips.wallet_balances(partie=partie, seats=table.seats, accounts=table.accounts)
+    balances = table.accounts.balances()
+    chips_now = {s: balances[str(s)] for s in table.accounts.seats}
     if _end_reason(partie, last, chips_now, at):
-        table.accounts.flush()  # the pot shared at the close is read from the books
         partie_close(partie=partie, at=at)
         return None
     engine = get_game(partie.game)
@@ -191,29 +173,22 @@ def _deal(partie: Partie, last: Hand | None, at: datetime, table: Table | None =
             partie.options, partie.comet_payment_due, partie.comet_played_last)
         extra["comet_payment_due"] = partie.comet_payment_due
     partie.next_hand_at = None
-    table.partie_fields.update(("comet_payment_due", "next_hand_at"))  # written with the hand
+    partie.save(update_fields=["comet_payment_due", "next_hand_at"])
     commit = commitment(seed)
-    hand = Hand(partie=partie, number=(last.number + 1) if last else 1, dealer=dealer,
-                commitment=commit, last_hash=commit, started_at=at)
-    hand.secret = HandSeed(hand=hand, seed=seed)  # both written by store.save, below
+    hand = Hand.objects.create(partie=partie, number=(last.number + 1) if last else 1,
+                               dealer=dealer, commitment=commit, last_hash=commit,
+                               started_at=at)
+    HandSeed.objects.create(hand=hand, seed=seed)
     opening = engine.begin(
         deck=deck, dealer=dealer,
         seats=[{"seat": s.number, "player": s.player.get_username()} for s in table.seats],
         options=partie.options, chips_before={str(k): v for k, v in chips_now.items()},
-        pot_before=chips.pot_balance(partie=partie, accounts=table.accounts),
-        commitment=commit, **extra,
+        pot_before=balances["pot"], commitment=commit, **extra,
     )
-    sealed = store.append(hand, opening, prev_hash=commit, at=at, pending=table.events)
-    chips.post_payments(accounts=table.accounts, hand=hand, sealed=sealed)
-    loaded = store.Loaded(game=engine, state=engine.replay(deck, opening),
-                          last_hash=sealed[-1]["hash"])
+    loaded = store.Loaded(game=engine, state=engine.replay(deck, []), last_hash=commit)
+    loaded = append_events(table, hand, loaded, opening, now=at)
     loaded = advance(table, hand, loaded, now=at)
-    if command is not None:
-        command["response"]["next_hand"] = store.hand_ref(hand.pk, hand.number)
-    store.save(hand, loaded, pending=table.events, partie_fields=table.partie_fields,
-               command=command)
-    if store.writes_in_one_statement():  # its first move need not read it (recent.py)
-        transaction.on_commit(lambda: recent.hands.keep(hand, table.seats, loaded))
+    save(table, hand)
     return hand
 
 
@@ -228,10 +203,9 @@ def partie_close(*, partie: Partie, at: datetime) -> None:
             raise GameError(f"hand {last.number} is still being played", code="hand_in_progress")
         if partie.game == "commere":
             chips.share_pot(partie=partie, seats=list(partie.seats.order_by("number")),
-                            last_banker=last.dealer if last else 0, at=at)
+                            last_banker=last.dealer if last else 0)
         partie.status = Partie.Status.OVER
         partie.ended_at = at
         partie.next_hand_at = None
         partie.save(update_fields=["status", "ended_at", "next_hand_at"])
-        message = live.announcement(partie=partie)
-        transaction.on_commit(lambda: live.announce(message))
+        transaction.on_commit(lambda: live.publish_partie(partie=partie))

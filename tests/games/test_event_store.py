@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.db import DatabaseError, IntegrityError, connection, transaction
+from django.db import DatabaseError, connection, transaction
 
 from games.engine.base import Event, event_hash
 from games.engine.verify import Discrepancy, verify_record
@@ -203,22 +203,6 @@ def test_a_second_writer_at_a_taken_seq_loses_on_the_unique_constraint(finished_
     assert list(HandEvent.objects.filter(hand=finished_hand)) == events
 
 
-@pytest.mark.postgres
-def test_an_event_refused_by_another_constraint_is_no_lost_race(finished_hand):
-    # Only a taken (hand, seq), or the guarded update's missing hand, is a 409: an event that
-    # breaks another constraint is a bug, raised as such (never a quiet fallback or 409).
-    stream = store.events(finished_hand)
-    row = {"hand_id": finished_hand.pk, "seq": finished_hand.last_seq + 1, "type": None,
-           "payload": {}, "by": "service", "actor_id": None, "command_id": None,
-           "at": stream[-1]["at"], "prev": stream[-1]["hash"], "hash": "0" * 64}
-
-    with pytest.raises(IntegrityError) as refused, transaction.atomic():
-        store.insert(HandEvent, [row])
-
-    assert not isinstance(refused.value, StaleSequence)
-    assert "type" in str(refused.value)
-
-
 # -- tampering past the triggers is still found --------------------------------------------------
 
 
@@ -310,11 +294,6 @@ def _pays(hand: Hand) -> list[HandEvent]:
                 .order_by("seq"))
 
 
-def _covered(entry: JournalEntry) -> range:
-    first, last = entry.source.rsplit(":", 1)[1].split("-")
-    return range(int(first), int(last) + 1)
-
-
 def _remove(*entries: JournalEntry) -> None:
     with _triggers_suspended("ledger_posting", "ledger_journalentry") as cursor:
         for entry in entries:
@@ -322,48 +301,28 @@ def _remove(*entries: JournalEntry) -> None:
             cursor.execute("DELETE FROM ledger_journalentry WHERE id = %s", [entry.pk])
 
 
-def test_the_payments_posted_together_are_one_entry_netted_by_account(finished_hand):
+def test_each_payment_is_one_entry_keyed_by_the_hand_and_its_seq(finished_hand):
     entries, pays = _payment_entries(finished_hand), _pays(finished_hand)
-    assert len(entries) < len(pays)  # netted: fewer entries than payments
+    assert [e.idempotency_key for e in entries] == [
+        f"hand:{finished_hand.pk}:{p.seq}" for p in pays]
     assert chips.reconcile_hand(hand=finished_hand) == []
-    for pay in pays:  # each payment in exactly one entry, and named in its memo
-        holding = [e for e in entries if pay.seq in _covered(e)]
-        assert len(holding) == 1
+    partie = finished_hand.partie
+    accounts = chips.Accounts(partie, list(partie.seats.select_related("player")))
+    for entry, pay in zip(entries, pays, strict=True):
         p = pay.payload
+        assert entry.source == f"hand:{finished_hand.pk}/event:{pay.seq}"
+        assert {(x.account_id, x.amount) for x in entry.postings.all()} == {
+            (accounts[p["from"]].pk, -p["amount"]), (accounts[p["to"]].pk, p["amount"])}
         payer, payee = (f"seat {s}" if s != "pot" else "the pot" for s in (p["from"], p["to"]))
-        assert f"{p['reason']} {payer} to {payee} {p['amount']}" in holding[0].memo
-    for entry in entries:
-        accounts = [p.account_id for p in entry.postings.all()]
-        assert len(accounts) == len(set(accounts))  # an account once per entry
-        assert entry.memo.startswith(f"Hand 1 of {finished_hand.partie.table_label}: ")
-        assert entry.idempotency_key == f"hand:{finished_hand.pk}:{_covered(entry).start}"
+        assert entry.memo == (f"Hand 1 of {partie.table_label}: "
+                              f"{p['reason']} {payer} to {payee} {p['amount']}"
+                              + (f" (owed {p['amount'] + p['short']}, paid {p['amount']},"
+                                 f" shortfall {p['short']})" if p["short"] else ""))
 
 
-def test_payments_that_cancel_out_are_one_entry_each(finished_hand):
+def test_a_payment_entry_keeps_its_shortfall(finished_hand):
     partie = finished_hand.partie
-    accounts = chips.Accounts(partie, partie.seats.select_related("player"))
-    there_and_back = [
-        {"seq": 90, "from": 0, "to": 1, "amount": 3, "reason": "comet", "short": 0},
-        {"seq": 91, "from": 1, "to": 0, "amount": 3, "reason": "comet", "short": 0},
-    ]
-    each = chips.payment_entries(accounts, finished_hand, there_and_back)
-    assert [(e.idempotency_key, e.source) for e in each] == [
-        (f"hand:{finished_hand.pk}:90", f"hand:{finished_hand.pk}/events:90-90"),
-        (f"hand:{finished_hand.pk}:91", f"hand:{finished_hand.pk}/events:91-91")]
-    assert [[(a.pk, n) for a, n in e.postings] for e in each] == [
-        [(accounts[0].pk, -3), (accounts[1].pk, 3)], [(accounts[1].pk, -3), (accounts[0].pk, 3)]]
-    ante = {"seq": 92, "from": 0, "to": "pot", "amount": 2, "reason": "ante", "short": 1}
-    [netted] = chips.payment_entries(accounts, finished_hand, [*there_and_back, ante])
-    assert netted.idempotency_key == f"hand:{finished_hand.pk}:90"
-    assert [(a.pk, n) for a, n in netted.postings] == [(accounts[0].pk, -2),
-                                                       (accounts["pot"].pk, 2)]
-    assert netted.memo.endswith("; ante seat 0 to the pot 2 (owed 3, paid 2, shortfall 1)")
-    assert netted.shortfall == 1 and [e.shortfall for e in each] == [0, 0]
-
-
-def test_a_netted_entry_keeps_its_payments_shortfall(finished_hand):
-    partie = finished_hand.partie
-    accounts = chips.Accounts(partie, partie.seats.select_related("player"))
+    accounts = chips.Accounts(partie, list(partie.seats.select_related("player")))
     _remove(*_payment_entries(finished_hand))  # room in the books for this hand's keys
     pays = [
         {"type": "pay", "seq": 80, "from": 0, "to": "pot", "amount": 2, "reason": "ante",
@@ -373,23 +332,19 @@ def test_a_netted_entry_keeps_its_payments_shortfall(finished_hand):
     ]
     chips.post_payments(accounts=accounts, hand=finished_hand, sealed=pays)
 
-    entry = JournalEntry.objects.get(idempotency_key=f"hand:{finished_hand.pk}:80")
-    assert entry.shortfall == 3
-    assert "(owed 3, paid 1, shortfall 2)" in entry.memo
+    first = JournalEntry.objects.get(idempotency_key=f"hand:{finished_hand.pk}:80")
+    second = JournalEntry.objects.get(idempotency_key=f"hand:{finished_hand.pk}:81")
+    assert (first.shortfall, second.shortfall) == (1, 2)
+    assert second.memo.endswith("(owed 3, paid 1, shortfall 2)")
 
 
-def test_entries_written_one_per_payment_before_netting_still_reconcile(finished_hand):
+def test_posting_a_hands_payments_again_writes_nothing(finished_hand):
     partie = finished_hand.partie
-    accounts = chips.Accounts(partie, partie.seats.select_related("player"))
-    _remove(*_payment_entries(finished_hand))
-    for pay in _pays(finished_hand):  # as rounds 1 to 12 wrote them
-        p = pay.payload
-        ledger.entry_post(postings=[(accounts[p["from"]], -p["amount"]),
-                                    (accounts[p["to"]], p["amount"])],
-                          memo=f"{p['reason']}: hand 1", source=f"hand:{finished_hand.pk}/event:"
-                          f"{pay.seq}", idempotency_key=f"hand:{finished_hand.pk}:{pay.seq}",
-                          at=T0 + timedelta(days=1))
-
+    accounts = chips.Accounts(partie, list(partie.seats.select_related("player")))
+    before = JournalEntry.objects.count()
+    sealed = [{"type": "pay", "seq": p.seq, **p.payload} for p in _pays(finished_hand)]
+    chips.post_payments(accounts=accounts, hand=finished_hand, sealed=sealed)
+    assert JournalEntry.objects.count() == before
     assert chips.reconcile_hand(hand=finished_hand) == []
 
 
@@ -408,28 +363,12 @@ def test_a_ledger_entry_without_its_payment_event_is_reported(finished_hand):
     assert f"FAIL hand {finished_hand.id}" in out and key in out
 
 
-def test_a_second_entry_for_a_payment_is_reported(finished_hand):
-    partie = finished_hand.partie
-    shared = next(e for e in _payment_entries(finished_hand) if len(_covered(e)) > 1)
-    pay = next(p for p in _pays(finished_hand) if p.seq in _covered(shared)[1:])
-    p = pay.payload
-    accounts = chips.Accounts(partie, partie.seats.select_related("player"))
-    key = f"hand:{finished_hand.pk}:{pay.seq}"
-    ledger.entry_post(postings=[(accounts[p["from"]], -p["amount"]),
-                                (accounts[p["to"]], p["amount"])],
-                      memo="twice", source=f"hand:{finished_hand.pk}/events:{pay.seq}-{pay.seq}",
-                      idempotency_key=key, at=T0 + timedelta(days=1))
-
-    assert chips.reconcile_hand(hand=finished_hand) == [
-        f"ledger: payment {key} is in two entries, {shared.idempotency_key} and {key}"]
-
-
 def test_payments_missing_from_the_ledger_are_reported(finished_hand):
     entries, pays = _payment_entries(finished_hand), _pays(finished_hand)
     missing: list[int] = []
-    for gone in (entries[0], entries[-1]):
+    for gone, pay in ((entries[0], pays[0]), (entries[-1], pays[-1])):
         _remove(gone)
-        missing += [p.seq for p in pays if p.seq in _covered(gone)]
+        missing.append(pay.seq)
         seqs = ", ".join(map(str, sorted(missing)))
         assert chips.reconcile_hand(hand=finished_hand) == [
             f"ledger: no entry for payment(s) hand:{finished_hand.pk}:{seqs}"]
@@ -449,22 +388,3 @@ def test_a_ledger_entry_that_moves_other_chips_than_its_events_is_reported(finis
     assert problems[0].startswith(f"ledger: entry {entry.idempotency_key} moves ")
     out, error = _verify_hands()
     assert error is not None and f"FAIL hand {finished_hand.id}" in out
-
-
-def test_statements_are_numbered_once_for_postgresqls_own_placeholders():
-    # store._cursor hands PostgreSQL ``$n`` itself, so that psycopg parses no statement again.
-    assert store._numbered("UPDATE t SET a = %s, b = %s WHERE id = %s") == (
-        "UPDATE t SET a = $1, b = $2 WHERE id = $3")
-    assert store._numbered("SELECT 1") == "SELECT 1"
-    with pytest.raises(ValueError, match="literal %"):
-        store._numbered("SELECT * FROM t WHERE name LIKE 'a%' AND id = %s")
-
-
-@pytest.mark.postgres
-def test_a_statement_of_many_parameters_runs_through_the_numbered_cursor():
-    # A deal's statement has more than 50 parameters, which psycopg would parse at every call.
-    values = list(range(120))
-    marks = ", ".join(["%s"] * len(values))
-    with store._cursor(connection) as cursor:
-        cursor.execute(f"SELECT array_length(ARRAY[{marks}]::int[], 1)", values)
-        assert cursor.fetchone() == (120,)

@@ -26,6 +26,7 @@ from games.services import (
     chips,
     deadline_fire,
     move_play,
+    moves,
     partie_start,
     partie_tick,
     parties,
@@ -231,12 +232,12 @@ def test_a_retried_move_answers_the_hand_as_it_is_now_with_its_next_hand(people)
 
 def _next_hand_timers(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     queued: list[Any] = []
-    monkeypatch.setattr("games.tasks.schedule_next_hand",
+    monkeypatch.setattr("games.scheduling.next_hand_due",
                         lambda *, partie_id, at: queued.append(partie_id))
     return queued
 
 
-def test_a_next_hand_dealt_by_the_ending_move_queues_no_next_hand_timer(
+def test_a_next_hand_dealt_by_the_ending_move_leaves_its_timer_nothing_to_do(
         people, monkeypatch, django_capture_on_commit_callbacks):
     partie, users = _partie(people, pause=0)
     queued = _next_hand_timers(monkeypatch)
@@ -245,13 +246,14 @@ def test_a_next_hand_dealt_by_the_ending_move_queues_no_next_hand_timer(
         played = _play_to_end(partie.hands.get(), users, random.Random(1))
 
     assert played.response["next_hand"] is not None
-    assert queued == []  # the timer would only have found the hand dealt
+    assert queued == [partie.pk]  # queued with the hand's end, whatever the deal did...
+    assert partie_tick(partie_id=partie.pk, at=T0 + timedelta(seconds=2)) is None  # ...idle
+    assert partie.hands.count() == 2
 
 
-def test_a_deal_that_fails_after_posting_the_antes_is_rolled_back_with_the_move_and_replayed(
-        people, monkeypatch):
-    # The first deal runs in the ending move's own transaction (no savepoint): a failure there
-    # rolls everything back, and the move is played again without the deal. Nothing may be
+def test_a_deal_that_fails_after_posting_the_antes_is_rolled_back_alone(people, monkeypatch):
+    # The deal runs in a savepoint of the ending move's transaction: a failure there rolls
+    # back the deal (its hand, its events, its antes) and the move stands. Nothing may be
     # lost or written twice: not an event, not a chip, not the command.
     partie, users = _partie(people, pause=0)
     first = partie.hands.get()
@@ -285,14 +287,14 @@ def test_the_deal_after_an_ending_move_sees_the_partie_as_it_is_now(people, monk
     # (deal_until moved into the past). The deal must see that and close the partie.
     partie, users = _partie(people, pause=0)
     first = partie.hands.get()
-    save = store.save
+    save = moves.save
 
-    def close_the_soiree_then_save(hand: Hand, *args: Any, **kwargs: Any) -> bool:
+    def close_the_soiree_then_save(table: Any, hand: Hand) -> None:
         if hand.pk == first.pk and hand.status == Hand.Status.OVER:  # the ending move's write
             Partie.objects.filter(pk=partie.pk).update(deal_until=T0 - timedelta(hours=1))
-        return save(hand, *args, **kwargs)
+        save(table, hand)
 
-    monkeypatch.setattr(store, "save", close_the_soiree_then_save)
+    monkeypatch.setattr(moves, "save", close_the_soiree_then_save)
     played = _play_to_end(first, users, random.Random(1))
 
     assert played.response["next_hand"] is None
@@ -307,17 +309,17 @@ def test_the_deal_after_an_ending_move_sees_chips_bought_while_the_move_was_play
     # session-6 review: the deal took the balances the move had read).
     partie, users = _partie(people, pause=0)
     first = partie.hands.get()
-    save = store.save
+    save = moves.save
     bought: list[int] = []
 
-    def buy_then_save(hand: Hand, *args: Any, **kwargs: Any) -> bool:
+    def buy_then_save(table: Any, hand: Hand) -> None:
         if hand.pk == first.pk and hand.status == Hand.Status.OVER and not bought:
             wallet = ledger.wallet_get_or_create(club_key=partie.club_key, owner=users[0])
             ledger.buy_in(wallet=wallet, amount=1000, source="desk", idempotency_key="desk-1")
             bought.append(Account.objects.get(pk=wallet.pk).balance)
-        return save(hand, *args, **kwargs)
+        save(table, hand)
 
-    monkeypatch.setattr(store, "save", buy_then_save)
+    monkeypatch.setattr(moves, "save", buy_then_save)
     played = _play_to_end(first, users, random.Random(1))
 
     assert played.response["next_hand"] is not None and bought
@@ -325,44 +327,6 @@ def test_the_deal_after_an_ending_move_sees_chips_bought_while_the_move_was_play
     started = second.events.get(type="hand_started").payload
     assert started["chips_before"]["0"] == bought[0]
     assert trial_balance(club_key=partie.club_key).total == 0
-
-
-def test_the_move_that_ends_a_hand_deals_with_what_it_read(people):
-    # The seats (with their names), the ledger accounts and the partie come from the move's
-    # own statements: the deal reads none of them again (on SQLite it reads the accounts
-    # again, for their balances: PostgreSQL reads them back with the hand's end).
-    partie, users = _partie(people, pause=0)
-    hand = partie.hands.get()
-    rng = random.Random(1)
-    for _ in range(500):
-        loaded = store.load(hand)
-        seat = loaded.game.to_act(loaded.state)[0]
-        move = rng.choice(loaded.game.legal_moves(loaded.state)[seat])
-        with CaptureQueriesContext(connection) as queries:
-            played = move_play(hand_id=hand.id, user=users[seat], move=move,
-                               seq=hand.last_seq, command_id=uuid.uuid4(),
-                               at=T0 + timedelta(seconds=1))
-        hand = played.hand
-        if hand.status == Hand.Status.OVER:
-            break
-    assert played.response["next_hand"] is not None
-    statements = [q["sql"] for q in queries.captured_queries
-                  if not q["sql"].startswith(("SAVEPOINT", "RELEASE", "BEGIN", "COMMIT"))]
-    seat_reads = [sql for sql in statements if '"games_seat"' in sql]
-    account_reads = [sql for sql in statements if sql.startswith("SELECT")
-                     and '"ledger_account"' in sql]
-    partie_reads = [sql for sql in statements if sql.startswith("SELECT")
-                    and 'FROM "games_partie"' in sql]
-    assert len(seat_reads) == 1  # the hand's read
-    if connection.vendor != "postgresql":
-        assert len(account_reads) == 2  # at the first payment, and the deal's
-    else:
-        assert len(account_reads) == 1  # with the hand's read
-        assert account_reads == seat_reads  # one statement: the hand, its seats, the accounts
-        assert partie_reads == []  # locked and read back by the hand's write
-        # lock and read the hand (its seats and accounts), the payments, the hand's end, the
-        # antes, the new hand (with the partie and the command)
-        assert len(statements) == 5, statements
 
 
 class _Trial(Exception):
@@ -500,9 +464,8 @@ def test_a_next_hand_that_ends_at_its_deal_is_followed_at_once_by_the_one_after(
     assert hand_view(hand=hands[2], user=users[0])["next_hand"] == {
         "id": str(hands[3].id), "number": 3}
     _books_balance(partie)
-    # Hand 2's end still queued its timer (it finds hand 3 dealt and does nothing); hand 1's
-    # did not.
-    assert queued == [partie.pk]
+    # Each hand's end queued its timer; they find hand 3 dealt and do nothing.
+    assert queued == [partie.pk, partie.pk]
 
 
 def test_a_chain_of_hands_ending_at_their_deal_stops_at_its_bound_and_the_timer_deals_on(
@@ -517,7 +480,7 @@ def test_a_chain_of_hands_ending_at_their_deal_stops_at_its_bound_and_the_timer_
     assert sorted(hands) == [1, 2, 3, 4, 5]  # CHAINED_DEALS hands after the first
     assert all(hands[n].status == Hand.Status.OVER for n in (2, 3, 4, 5))
     assert played.response["next_hand"]["number"] == 2
-    assert len(queued) == 4  # one per chained hand's end: the last one's deals hand 6
+    assert len(queued) == 5  # one per hand's end: the last one's deals hand 6
     _books_balance(partie)
     sixth = partie_tick(partie_id=partie.pk, at=T0 + timedelta(seconds=2))  # that timer
     assert sixth is not None and sixth.number == 6 and sixth.status == Hand.Status.PLAYING
@@ -544,7 +507,7 @@ def test_a_chained_deal_that_fails_is_rolled_back_alone_and_the_timer_deals_it(
     hands = {h.number: h for h in partie.hands.all()}
     assert sorted(hands) == [1, 2] and hands[2].status == Hand.Status.OVER
     assert played.response["next_hand"]["number"] == 2
-    assert queued == [partie.pk]  # hand 2's timer, for the deal that failed
+    assert queued == [partie.pk, partie.pk]  # hand 2's is the one that deals hand 3
     _books_balance(partie)  # hand 3's antes went with its deal
     monkeypatch.setattr(parties, "advance", real_advance)
     third = partie_tick(partie_id=partie.pk, at=T0 + timedelta(seconds=2))
@@ -582,17 +545,13 @@ def test_a_timer_that_finds_its_hand_moved_on_reads_one_row_and_locks_nothing(pe
     assert hand.last_seq > before
 
 
-def test_a_caller_that_read_the_hand_lends_its_read_to_the_timer(people):
-    # timer_fire and the sweeper read the hand's last_seq with its deadline: deadline_fire
-    # takes that read instead of its own; the locked check still decides.
+def test_a_timer_plays_only_while_its_hand_waits_at_its_seq(people):
+    # Compare and set: a timer for a seq the hand has left refuses, under the lock, even
+    # when its deadline has long passed; the timer of the current seq plays.
     partie, users = _partie(people, pause=0)
     hand = partie.hands.get()
     seq = hand.last_seq
     late = T0 + timedelta(hours=1)
-    with CaptureQueriesContext(connection) as queries:
-        assert not deadline_fire(hand_id=hand.id, seq=seq, at=late, last_seq=seq + 1)
-    assert queries.captured_queries == []  # a read showing the hand moved on: nothing to do
-
     seat = hand_view(hand=hand, user=users[0])["to_act"][0]
     loaded = store.load(hand)
     # An exchange, not an announcement: a speaker dealt a combination may announce, which
@@ -602,15 +561,15 @@ def test_a_caller_that_read_the_hand_lends_its_read_to_the_timer(people):
               at=T0 + timedelta(seconds=1))
     hand.refresh_from_db()
     assert hand.last_seq > seq
-    # A read that was right when made, the hand moved on since: the locked check refuses.
-    assert not deadline_fire(hand_id=hand.id, seq=seq, at=late, last_seq=seq)
+    assert not deadline_fire(hand_id=hand.id, seq=seq, at=late)
     assert HandEvent.objects.filter(hand=hand, by="timeout").count() == 0
     assert hand.status == Hand.Status.PLAYING  # one move does not end a hand of Ma commère
     before = hand.last_seq
-    assert deadline_fire(hand_id=hand.id, seq=before, at=late, last_seq=before)
+    assert deadline_fire(hand_id=hand.id, seq=before, at=late)
     hand.refresh_from_db()
     assert hand.last_seq > before
     assert HandEvent.objects.filter(hand=hand, by="timeout").exists()
+    assert not deadline_fire(hand_id=hand.id, seq=before, at=late)  # a duplicate: nothing
 
 
 def test_a_timer_for_a_finished_hand_does_nothing(people):

@@ -319,7 +319,7 @@ def test_a_move_is_recorded_with_its_player_and_command_id(waiting_hand):
     assert played.response == answer
     # The hand and its state after the move come with the answer (the API's view needs them).
     assert played.seat == seat and played.hand.last_seq == hand.last_seq
-    assert played.loaded == store.replay(hand)
+    assert played.loaded == store.load(hand)
     move = HandEvent.objects.get(hand=hand, seq=seq + 1)
     assert (move.type, move.payload.get("card"), move.by) == (legal[-1].type, legal[-1].card,
                                                              BY_PLAYER)
@@ -342,7 +342,7 @@ def test_a_retried_command_returns_the_first_answer_and_appends_nothing(waiting_
 
     assert again.response == first.response
     assert again.retried and not first.retried
-    assert again.loaded == store.replay(again.hand)  # the hand as it is now, for the view
+    assert again.loaded == store.load(again.hand)  # the hand as it is now, for the view
     assert list(HandEvent.objects.filter(hand=hand).values_list("seq", "hash")) == events
     assert Command.objects.filter(command_id=command_id).count() == 1
 
