@@ -40,6 +40,18 @@ def _flush_without_triggers(self: PgOperations, sql_list: Any) -> None:
 PgOperations.execute_sql_flush = _flush_without_triggers  # type: ignore[method-assign]
 
 
+@pytest.fixture(autouse=True)
+def seeded_deals(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every hand a test deals, and every seating it draws, takes its seed from the test's node
+    id (tests/seeding.py), and so does a Celery worker the test starts: no test depends on the
+    luck of a deal, and a failure repeats. A test that needs particular seeds patches
+    ``games.services.parties.new_seed`` again itself."""
+    from tests.seeding import SEED_BASE_ENV, install
+
+    install(request.node.nodeid, monkeypatch.setattr)
+    monkeypatch.setenv(SEED_BASE_ENV, request.node.nodeid)
+
+
 @pytest.fixture
 def organiser(django_user_model: Any) -> Any:
     return django_user_model.objects.create_user("olga", password="pw-olga-123")

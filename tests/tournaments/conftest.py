@@ -28,6 +28,7 @@ import pytest
 import time_machine
 
 from games.models import Hand, HandEvent, Partie
+from tests.seeding import SEED_BASE_ENV
 from tournaments import services
 from tournaments.models import Club, Soiree
 
@@ -193,8 +194,10 @@ class CeleryRig:
         assert name not in self.procs or self.procs[name].poll() is not None, name
         log = self.logdir / f"{name}.log"
         with open(log, "ab") as out:
-            proc = subprocess.Popen([str(CELERY), "-A", "config", *args], cwd=ROOT,
-                                    env=self.env, stdout=out, stderr=subprocess.STDOUT,
+            # tests.seeded_celery: the project's app, dealing from seeds this test fixes.
+            env = {**self.env, SEED_BASE_ENV: f"{self.env[SEED_BASE_ENV]}/{name}"}
+            proc = subprocess.Popen([str(CELERY), "-A", "tests.seeded_celery", *args], cwd=ROOT,
+                                    env=env, stdout=out, stderr=subprocess.STDOUT,
                                     start_new_session=True)
         self.procs[name] = proc
         return proc
