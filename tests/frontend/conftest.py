@@ -1,4 +1,4 @@
-"""Fixtures of the page tests: Playwright drives Debian's Chromium (../shared/spec/TESTING_HERE.md:
+"""Fixtures of the page tests: Playwright drives Debian's Chromium (scripts/test.sh:
 never ``playwright install``; the system browser, headless, without its background traffic)."""
 
 from __future__ import annotations
