@@ -8,6 +8,7 @@ soirée's end time (``deal_until``), the hands in progress finishing.
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections import defaultdict
 from datetime import datetime, timedelta
 from typing import Any
@@ -28,6 +29,8 @@ from .models import Club, Membership, Registration, Soiree, SoireeTable
 from .seating import SeatingError, draw
 
 BOT_KIND = "heuristic"
+
+logger = logging.getLogger(__name__)
 
 
 def club_create(*, name: str, slug: str, organiser: AbstractBaseUser) -> Club:
@@ -186,27 +189,34 @@ def soiree_tick(*, soiree: Soiree, at: datetime) -> None:
         lo, hi = get_game(soiree.game).MIN_SEATS, get_game(soiree.game).MAX_SEATS
         ante = int(_partie_options(soiree).get("ante", 1))
         time_left = at < soiree.ends_at
-        placed: set[Any] = set()  # seated at a new partie by this tick
-        for number, table in sorted(latest.items()):
-            if table.partie.status != Partie.Status.OVER or not time_left:
-                continue
-            # Not the ones an earlier table of this tick took from "waiting" (tables whose
-            # parties ended together): partie_start would refuse a player seated twice, and
-            # the failed tick would stop the whole evening.
-            people = [s.player for s in table.partie.seats.select_related("player")
-                      if not s.bot and s.player_id not in placed]
-            people += [u for u in waiting if u not in people]
+        ended = {n: t for n, t in sorted(latest.items())
+                 if t.partie.status == Partie.Status.OVER and time_left}
+        # Each ended table first keeps its own people (not those now playing elsewhere);
+        # only then do the others waiting (late arrivals) fill the tables in number order.
+        own = {n: [s.player for s in t.partie.seats.select_related("player")
+                   if not s.bot and s.player_id not in seated]
+               for n, t in ended.items()}
+        kept = {u.pk for people in own.values() for u in people}
+        free = [u for u in waiting if u.pk not in kept]
+        for number, table in ended.items():
+            people = own[number] + free
             # A broke player sits out: he would end the next partie before its first hand.
             people = [u for u in people if _wallet(soiree, u) >= ante][:hi]
-            waiting = [u for u in waiting if u not in people]
+            free = [u for u in free if u not in people]
             bots = max(_best_low(soiree) - len(people), 0) if soiree.bots_allowed else 0
             bot_table = not any(not s.bot for s in table.partie.seats.all())
             if len(people) + bots < lo or not (people or bot_table):
                 continue  # this table is done for the evening
             if bot_table:
                 bots = max(bots, _best_low(soiree))  # a demo table of bots plays on
-            _start_table(soiree, number, table.round + 1, people, bots, at)
-            placed.update(u.pk for u in people)
+            try:
+                # One table's failure must not roll back the others' next parties.
+                with transaction.atomic():
+                    _start_table(soiree, number, table.round + 1, people, bots, at)
+            except GameError as exc:
+                logger.warning("soirée %s: table %s cannot start its next partie (%s): %s",
+                               soiree.pk, number, [u.get_username() for u in people], exc)
+                free += [u for u in people if u not in own[number]]
         latest = _latest_tables(soiree)
         if all(t.partie.status == Partie.Status.OVER for t in latest.values()):
             soiree_finish(soiree=soiree, at=at)

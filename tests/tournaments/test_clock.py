@@ -16,8 +16,9 @@ from django.core.management import call_command
 from django.urls import reverse
 from django.utils import timezone
 
+from games.errors import GameError
 from games.models import Hand, Partie
-from games.services import partie_tick
+from games.services import deadline_fire, partie_tick
 from games.tasks import sweep_deadlines
 from ledger import selectors as ledger_selectors
 from tournaments import services
@@ -289,3 +290,66 @@ def test_close_now_before_the_start_cancels_the_soiree(clock, club, members):
     assert soiree.status == Soiree.Status.CLOSED and soiree.opened_at is None
     assert not _tables(soiree)
     assert soiree.standings == {"players": []}
+
+
+def _end_partie(clock: Any, partie: Partie) -> None:
+    """Play the partie's hand out on its deadlines, then let its pause pass: the partie (of
+    one deal) ends on its next tick."""
+    while (hand := partie.hands.filter(status=Hand.Status.PLAYING).first()) is not None:
+        clock.move_to(max(timezone.now(), hand.deadline) + timedelta(milliseconds=1))
+        assert deadline_fire(hand_id=hand.id, seq=hand.last_seq, at=timezone.now())
+    clock.move_to(timezone.now() + PAUSE + timedelta(seconds=1))
+    partie_tick(partie_id=partie.pk, at=timezone.now())
+    partie.refresh_from_db()
+    assert partie.status == Partie.Status.OVER
+
+
+def test_a_person_who_changed_tables_does_not_stop_the_clock(clock, club, members):
+    """The person checked in late sits at the bot table that ended first. When both tables
+    end in the same tick, each keeps its own people: the late one stays where he sat, and
+    neither this tick nor the next tries to seat him twice."""
+    soiree = _soiree(club, deals_per_partie=1, min_tables=2)
+    (early,) = members(1, prefix="early")
+    services.checkin(soiree=soiree, user=early, at=timezone.now())
+    clock.move_to(OPENS)
+    soiree_clock()
+    tables = {t.number: t for t in _tables(soiree)}
+    assert _people(tables[1].partie) == ["early1"] and _people(tables[2].partie) == []
+    (late,) = members(1, prefix="late")
+    services.checkin(soiree=soiree, user=late, at=timezone.now())
+
+    _end_partie(clock, tables[2].partie)
+    soiree_clock()
+    moved = SoireeTable.objects.get(soiree=soiree, number=2, round=2)
+    assert _people(moved.partie) == ["late1"]
+
+    _end_partie(clock, tables[1].partie)
+    _end_partie(clock, moved.partie)
+    soiree_clock()
+    nexts = {t.number: t for t in SoireeTable.objects.filter(
+        soiree=soiree, partie__status=Partie.Status.PLAYING)}
+    assert {n: _people(t.partie) for n, t in nexts.items()} == {1: ["early1"], 2: ["late1"]}
+    soiree_clock()  # the next tick seats nobody twice and fails nothing
+    assert SoireeTable.objects.filter(soiree=soiree).count() == 5
+    assert _status(soiree) == Soiree.Status.OPEN
+
+
+def test_a_table_that_cannot_start_is_skipped_and_the_others_start(clock, club, members,
+                                                                  monkeypatch, caplog):
+    soiree = _soiree(club, deals_per_partie=1, min_tables=2)
+    clock.move_to(OPENS)
+    soiree_clock()
+    tables = {t.number: t for t in _tables(soiree)}
+    for table in tables.values():
+        _end_partie(clock, table.partie)
+    real = services._start_table
+
+    def refuse_table_1(soiree: Soiree, number: int, *args: Any) -> Any:
+        if number == 1:
+            raise GameError("table 1 is broken")
+        return real(soiree, number, *args)
+
+    monkeypatch.setattr(services, "_start_table", refuse_table_1)
+    soiree_clock()
+    assert [t.number for t in SoireeTable.objects.filter(soiree=soiree, round=2)] == [2]
+    assert "table 1 is broken" in caplog.text
