@@ -3,6 +3,10 @@
 Until the hand is over a seat sees the cards played, the cards passed to or by him, and nothing
 else: a card in an event he may not see is replaced by ``null``. The hash chain is withheld too,
 since a hidden card could be found by hashing each of the 52 candidates.
+
+How another seat's move was made (``by``: chosen, forced or on time-out) is withheld too: a
+forced move says that the seat had no other legal move, which in Comet says that he does not
+hold the Comet. The mover sees his own, and everyone sees all once the hand is over.
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ from typing import Any
 # give-back are seen by the two players who exchange; a return goes face down under the talon;
 # a draw is seen by the player who receives it.
 PRIVATE_CARD_TYPES = {"offer", "give_back", "return", "draw"}
+# A player's moves; the service's own events (``by: "service"``) hide nothing.
+MOVE_BYS = {"player", "forced", "timeout"}
 
 
 def _partner(event: dict[str, Any], n_seats: int, offers: dict[int, int]) -> set[int]:
@@ -41,6 +47,8 @@ def redact_events(
             viewer is None or viewer not in _partner(event, n_seats, offers)
         ):
             shown["card"] = None
+        if shown.get("by") in MOVE_BYS and viewer != event.get("seat"):
+            shown["by"] = None
         if event["type"] == "keep_comet" and viewer != event["seat"]:
             # Comet: keeping it at a blocked run would say who holds it; the view hides him
             # too (only the holder sees his seat in to_act then).

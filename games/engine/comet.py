@@ -578,6 +578,12 @@ def comet_played(state: CometState) -> bool:
     return state.setup is not None and state.comet_holder < 0
 
 
+def comet_window_open(state: CometState) -> bool:
+    """Whether the Comet may be played at this point: a run needs a card (waiting or blocked)
+    and the Comet is still in a hand. Public knowledge: it says nothing of who holds it."""
+    return state.phase in (RUN, BLOCKED) and state.comet_holder >= 0
+
+
 def _net(state: CometState) -> dict[str, int]:
     assert state.setup is not None
     before = state.setup.chips_before

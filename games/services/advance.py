@@ -2,15 +2,20 @@
 
 RULES.md §3: a seat's only legal move is played for it by the service, at once for a bot, after
 ``forced_move_delay`` for a person, and in Comet never before the Comet holder's ``comet_window``
-has passed (while a person holds the Comet and may still play it). Every other decision has a
-deadline (``move_timeout``) after which the default move is played.
+has passed. Every other decision has a deadline (``move_timeout``) after which the default move
+is played.
+
+The Comet window is applied the same way whoever holds the Comet (a person, a bot, the awaited
+seat itself): at a table with a person, every decision at which the Comet may be played waits
+``max(comet_window, forced_move_delay)``, with the deadline kind ``comet``. Waiting only when a
+person held it would let a spectator read the holder off the deadlines and their timing.
 """
 
 from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from django.db import transaction
@@ -24,7 +29,7 @@ from . import chips, store
 
 KIND_TIMEOUT = "timeout"
 KIND_FORCED = "forced"
-KIND_BOT = "bot"
+KIND_COMET = "comet"
 MAX_STEPS = 10_000
 
 
@@ -103,7 +108,7 @@ def advance(table: Table, hand: Hand, loaded: store.Loaded, *, now: datetime) ->
         moved = False
         # Priority: a seat that only *may* act (the Comet holder) has its chance first.
         for seat in legal:
-            if seat not in awaited and bots.get(seat) not in (None, "timeout"):
+            if seat not in awaited and _decides(bots, seat):
                 move = bot_move(table, hand, loaded, seat, required=False)
                 if move is not None:
                     loaded = apply_move(table, hand, loaded, seat, move, BY_PLAYER, now=now)
@@ -112,24 +117,22 @@ def advance(table: Table, hand: Hand, loaded: store.Loaded, *, now: datetime) ->
         if moved:
             continue
         seat = awaited[0]
-        person_may_intervene = any(s not in awaited and s not in bots for s in legal)
-        window = partie.comet_window if person_may_intervene else timedelta(0)
         only_move = len(legal[seat]) == 1
-        if seat in bots and bots[seat] != "timeout" and not window:
+        if _comet_window(table, game, loaded.state):
+            delay = max(partie.comet_window, partie.forced_move_delay)
+            _set_deadline(hand, now + delay, KIND_COMET)
+        elif _decides(bots, seat):
             move = bot_move(table, hand, loaded, seat, required=True)
             assert move is not None
             by = BY_FORCED if only_move else BY_PLAYER
             loaded = apply_move(table, hand, loaded, seat, move, by, now=now)
             continue
-        if only_move:
-            delay = max(timedelta(0) if seat in bots else partie.forced_move_delay, window)
-            if not delay:  # a table without delays plays the only move at once
+        elif only_move:
+            if not partie.forced_move_delay:  # a table without delays plays it at once
                 loaded = apply_move(table, hand, loaded, seat, legal[seat][0], BY_FORCED,
                                     now=now)
                 continue
-            _set_deadline(hand, now + delay, KIND_FORCED)
-        elif seat in bots and bots[seat] != "timeout":
-            _set_deadline(hand, now + window, KIND_BOT)
+            _set_deadline(hand, now + partie.forced_move_delay, KIND_FORCED)
         else:
             _set_deadline(hand, now + partie.move_timeout, KIND_TIMEOUT)
         return loaded
@@ -141,7 +144,7 @@ def fire(table: Table, hand: Hand, loaded: store.Loaded, *, now: datetime) -> st
     game = loaded.game
     seat = game.to_act(loaded.state)[0]
     legal = game.legal_moves(loaded.state)[seat]
-    if hand.deadline_kind == KIND_BOT and seat in table.bots:
+    if _decides(table.bots, seat):
         move = bot_move(table, hand, loaded, seat, required=True)
         assert move is not None
         by = BY_FORCED if len(legal) == 1 else BY_PLAYER
@@ -151,6 +154,22 @@ def fire(table: Table, hand: Hand, loaded: store.Loaded, *, now: datetime) -> st
         move, by = game.default_move(loaded.state, seat), BY_TIMEOUT
     loaded = apply_move(table, hand, loaded, seat, move, by, now=now)
     return advance(table, hand, loaded, now=now)
+
+
+def _decides(bots: dict[int, str], seat: int) -> bool:
+    """A bot that chooses its moves (a "timeout" bot stands for an absent person)."""
+    return bots.get(seat) not in (None, "timeout")
+
+
+def _comet_window(table: Table, game: Any, state: Any) -> bool:
+    """Whether this decision waits the Comet window: the Comet may be played now, and a person
+    (or a "timeout" bot standing for one) sits at the table. Both are public; who holds the
+    Comet plays no part."""
+    window_open = getattr(game, "comet_window_open", None)
+    if window_open is None or not window_open(state):
+        return False
+    people = len(table.seats) - sum(_decides(table.bots, s.number) for s in table.seats)
+    return people > 0 and bool(table.partie.comet_window or table.partie.forced_move_delay)
 
 
 def _set_deadline(hand: Hand, at: datetime, kind: str) -> None:

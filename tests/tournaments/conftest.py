@@ -27,7 +27,10 @@ from typing import Any
 import pytest
 import time_machine
 
-from games.models import Hand, HandEvent, Partie
+from games.engine.base import Event
+from games.engine.registry import get_game
+from games.models import Hand, Partie
+from games.services import store
 from tests.seeding import SEED_BASE_ENV
 from tournaments import services
 from tournaments.models import Club, Soiree
@@ -134,22 +137,31 @@ class Timeline:
 
 
 def timeline(parties: Any) -> Timeline:
-    """The batches of every hand of ``parties``, and each time-out with its deadline."""
-    moves = {p.pk: p.move_timeout for p in Partie.objects.filter(pk__in=parties)}
+    """The batches of every hand of ``parties``, and each time-out with its deadline: the move
+    time-out, or the Comet window where the Comet could be played (games/services/advance.py)."""
+    waits = {p.pk: (p.move_timeout, max(p.comet_window, p.forced_move_delay))
+             for p in Partie.objects.filter(pk__in=parties)}
     line = Timeline()
-    rows = (HandEvent.objects.filter(hand__partie__in=parties).order_by("hand_id", "seq")
-            .values_list("hand_id", "hand__partie_id", "seq", "by", "at"))
-    for hand_id, partie_id, seq, by, at_s in rows:
-        at = parse_at(at_s)
-        batches = line.batches.setdefault(hand_id, [])
-        if batches and batches[-1].at == at:
-            batches[-1].bys.append(by)
-            batches[-1].seqs.append(seq)
-            continue
-        if by == "timeout" and batches:
-            line.answers.append(Answer(hand_id=hand_id, seq=seq,
-                                       deadline=batches[-1].at + moves[partie_id], at=at))
-        batches.append(Batch(hand_id=hand_id, at=at, bys=[by], seqs=[seq]))
+    for hand in Hand.objects.filter(partie__in=parties).select_related("partie", "secret"):
+        game = get_game(hand.partie.game)
+        window_open = getattr(game, "comet_window_open", None)
+        deck = store.hand_deck(hand)
+        stream = store.events(hand)
+        batches = line.batches.setdefault(hand.pk, [])
+        for i, event in enumerate(stream):
+            at, by, seq = parse_at(event["at"]), event["by"], event["seq"]
+            if batches and batches[-1].at == at:
+                batches[-1].bys.append(by)
+                batches[-1].seqs.append(seq)
+                continue
+            if by == "timeout" and batches:
+                timeout, comet = waits[hand.partie_id]
+                state = game.replay(deck, [Event.from_dict(e) for e in stream[:i]])
+                wait = (comet if comet and window_open is not None and window_open(state)
+                        else timeout)
+                line.answers.append(Answer(hand_id=hand.pk, seq=seq,
+                                           deadline=batches[-1].at + wait, at=at))
+            batches.append(Batch(hand_id=hand.pk, at=at, bys=[by], seqs=[seq]))
     return line
 
 

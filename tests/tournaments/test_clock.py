@@ -129,7 +129,7 @@ def test_the_next_hand_waits_for_the_pause_between_hands(clock, club):
     assert parse_at(second.events.order_by("seq").first().at) == partie.next_hand_at
     line = timeline([partie.pk])
     assert line.problems(timeout=TIMEOUT) == []
-    assert all(a.lag == 0 for a in line.answers)
+    assert all(a.lag == 0 for a in line.answers), [(a.seq, a.lag) for a in line.answers]
 
 
 def test_at_the_closing_time_no_new_hand_is_dealt_and_the_hand_in_progress_finishes(
