@@ -20,6 +20,17 @@ from .advance import Table, advance, append_events, save, table_for
 
 BOT_NAMES = ("random", "heuristic", "timeout")
 
+#: Every partie ends: one that names no number of hands plays DEFAULT_HANDS (or, when it ends
+#: on its own terms, until_broke or a closing time, at most max_hands), and none plays more
+#: than max_hands (a club may choose fewer).
+LENGTH_OPTION = {"comet": "deals", "commere": "rounds"}
+DEFAULT_HANDS = 10
+MAX_HANDS = 100
+#: The largest amount an option may name, and the number of turns of a Ma commère round: far
+#: beyond any club's, and well inside the columns and the chips in play.
+OPTION_MAX = {"ante": 1_000, "per_card": 1_000, "comet_payment": 1_000, "max_turns": 100}
+MAX_BUY_IN = 1_000_000
+
 
 def partie_start(
     *,
@@ -38,6 +49,7 @@ def partie_start(
     deal_until: datetime | None = None,
     created_by: AbstractBaseUser | None = None,
     deal_first_hand: bool = True,
+    max_hands: int = MAX_HANDS,
     at: datetime,
 ) -> Partie:
     """Seat the players (people first, then bots), buy them in, and deal the first hand.
@@ -48,6 +60,8 @@ def partie_start(
         opts = engine.normalise_options(options or {})
     except ValueError as exc:
         raise InvalidPartie(str(exc)) from None
+    _bound(game, opts, ends_by_itself=bool(opts.get("until_broke") or deal_until),
+           max_hands=max_hands)
     unknown = sorted(set(bots) - set(BOT_NAMES))
     if unknown:
         raise InvalidPartie(f"unknown bot {unknown[0]!r}: choose among {', '.join(BOT_NAMES)}")
@@ -57,8 +71,8 @@ def partie_start(
     if not engine.MIN_SEATS <= n <= engine.MAX_SEATS:
         raise InvalidPartie(f"{game} is played by {engine.MIN_SEATS} to {engine.MAX_SEATS} "
                             f"players, not {n}")
-    if buy_in < 0:
-        raise InvalidPartie("buy_in cannot be negative")
+    if not 0 <= buy_in <= MAX_BUY_IN:
+        raise InvalidPartie(f"buy_in must be between 0 and {MAX_BUY_IN} chips")
     for name, value in (("move_timeout", move_timeout), ("comet_window", comet_window),
                         ("forced_move_delay", forced_move_delay),
                         ("pause_between_hands", pause_between_hands)):
@@ -88,6 +102,19 @@ def partie_start(
         if deal_first_hand:
             hand_deal(partie=partie, at=at)
     return partie
+
+
+def _bound(game: str, opts: dict[str, Any], *, ends_by_itself: bool, max_hands: int) -> None:
+    """Fill in the partie's length and check every integer option against its bound."""
+    for name, top in OPTION_MAX.items():
+        value = opts.get(name)
+        if value is not None and value > top:
+            raise InvalidPartie(f"option {name!r} is at most {top}, not {value}")
+    key = LENGTH_OPTION[game]
+    if opts[key] is None:
+        opts[key] = max_hands if ends_by_itself else min(DEFAULT_HANDS, max_hands)
+    elif opts[key] > max_hands:
+        raise InvalidPartie(f"option {key!r} is at most {max_hands}, not {opts[key]}")
 
 
 def _end_reason(partie: Partie, last: Hand | None, chips_now: dict[int, int],

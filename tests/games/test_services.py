@@ -100,6 +100,20 @@ def _events(hand: Hand) -> list[dict[str, Any]]:
 # -- partie_start --------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("game, options, extra, length", [
+    ("comet", {}, {}, 10),
+    ("commere", {}, {}, 10),
+    ("comet", {"until_broke": True}, {}, 100),
+    ("commere", {}, {"deal_until": T0 + timedelta(hours=1)}, 100),
+    ("comet", {}, {"max_hands": 4}, 4),
+    ("comet", {"deals": 3}, {}, 3),
+])
+def test_every_partie_has_a_bounded_length(people, game, options, extra, length):
+    key = "deals" if game == "comet" else "rounds"
+    partie = _start(game, people[:4], options=options, **extra)
+    assert partie.options[key] == length
+
+
 @pytest.mark.parametrize("game, players, bots, options, extra, message", [
     ("comet", 1, [], {}, {}, "comet is played by 2 to 6 players, not 1"),
     ("comet", 3, ["heuristic"] * 4, {}, {}, "comet is played by 2 to 6 players, not 7"),
@@ -114,7 +128,14 @@ def _events(hand: Hand) -> list[dict[str, Any]]:
     ("commere", 4, [], {"rounds": 0}, {}, "option 'rounds' must be at least 1, not 0"),
     ("commere", 4, [], {"until_broke": "yes"}, {}, "option 'until_broke' must be true or false"),
     ("belote", 4, [], {}, {}, "unknown game 'belote'"),
-    ("comet", 2, [], {}, {"buy_in": -5}, "buy_in cannot be negative"),
+    ("comet", 2, [], {}, {"buy_in": -5}, "buy_in must be between 0 and 1000000 chips"),
+    ("comet", 2, [], {}, {"buy_in": 10**6 + 1}, "buy_in must be between 0 and 1000000 chips"),
+    ("comet", 2, [], {"comet_payment": 10**20}, {}, "option 'comet_payment' is at most 1000"),
+    ("comet", 2, [], {"ante": 10**30}, {}, "option 'ante' is at most 1000, not 10000"),
+    ("commere", 4, [], {"max_turns": 10**12}, {}, "option 'max_turns' is at most 100, not"),
+    ("comet", 2, [], {"deals": 10**30}, {}, "option 'deals' is at most 100, not 1000"),
+    ("commere", 4, [], {"rounds": 101}, {}, "option 'rounds' is at most 100, not 101"),
+    ("comet", 2, [], {"deals": 9}, {"max_hands": 8}, "option 'deals' is at most 8, not 9"),
     ("comet", 2, [], {}, {"move_timeout": timedelta(seconds=-1)},
      "move_timeout cannot be negative"),
 ])
