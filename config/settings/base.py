@@ -74,14 +74,6 @@ def database(default: str | None) -> dict[str, Any]:
         # failing, and take the write lock when a transaction begins, so two writers never
         # deadlock upgrading a read lock.
         options.update({"timeout": 30, "transaction_mode": "IMMEDIATE"})
-    elif db["ENGINE"] == "django.db.backends.postgresql":
-        # The move path's statements (games/services/store.py) run on cursors that bind their
-        # parameters on the server, and the connection prepares a statement the second time it
-        # runs it: planning them cost PostgreSQL more than running them. The ORM's own cursors
-        # bind on the client and never prepare. ?prepare_threshold=0 in the URL turns preparing
-        # off (here 0 means never, not psycopg's "at once"): behind a pooler in transaction
-        # mode, where prepared statements do not survive.
-        options["prepare_threshold"] = int(options.get("prepare_threshold", 2)) or None
     return db
 
 
@@ -102,19 +94,15 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 
 REDIS_URL = env.str("REDIS_URL", default="")
 
-# Every request of a signed-in person reads his session and his user. With Redis both come from
-# it (sessions cached_db: read from the cache, written to the database too; users: the backend
-# of tournaments/auth.py, read again once the row has been saved or deleted), not from the
-# database, and in one round trip (tournaments/sessions.py). Without Redis (the embedded
-# default) both are read from the database: a per-process cache would keep a signed-out
-# session alive in the other processes of a multi-process server.
+# Sessions: with Redis, Django's cached_db engine (read from the cache, written to the database
+# too, so a session outlives a cache flush); without Redis (the embedded default), the database.
 if REDIS_URL:
     CACHES = {"default": {"BACKEND": "django_redis.cache.RedisCache",
                           "LOCATION": REDIS_URL, "KEY_PREFIX": "academie"}}
-    SESSION_ENGINE = "tournaments.sessions"
-    AUTHENTICATION_BACKENDS = ["tournaments.auth.CachedModelBackend"]
+    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 else:
-    AUTHENTICATION_BACKENDS = ["tournaments.auth.NulSafeModelBackend"]
+    SESSION_ENGINE = "django.contrib.sessions.backends.db"
+AUTHENTICATION_BACKENDS = ["tournaments.auth.NulSafeModelBackend"]
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -125,9 +113,6 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "EXCEPTION_HANDLER": "config.exceptions.exception_handler",
-    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "config.negotiation.ContentNegotiation",
-    "DEFAULT_RENDERER_CLASSES": ["config.renderers.JSONRenderer",
-                                 "rest_framework.renderers.BrowsableAPIRenderer"],
 }
 
 SPECTACULAR_SETTINGS = {
