@@ -137,9 +137,9 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TIMEZONE = "UTC"
 # Celery's Django fix-up closes the database connection before and after every task unless this
-# is set: a new PostgreSQL connection (about 9 ms here) for every deadline, which alone kept 100
-# tables of 1-second time-outs from keeping up (bench/timer_lag_bench.py). Keep it for this many
-# tasks; config/celery.py closes it at once after a database error.
+# is set, and opening a PostgreSQL connection costs more than playing a time-out: with one per
+# deadline task, many tables of short time-outs fall behind. Keep it for this many tasks;
+# config/celery.py closes it at once after a database error.
 CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=100)
 
 # How deadlines fire (games/tasks.py): celery with Redis, a timer thread in the embedded default.
@@ -156,11 +156,6 @@ ACADEMIE_LIVE_RETRY_MS = env.int("ACADEMIE_LIVE_RETRY_MS", default=2000)
 ACADEMIE_LIVE_URL = env.str("ACADEMIE_LIVE_URL", default="")
 ACADEMIE_LIVE_ORIGINS = env.list("ACADEMIE_LIVE_ORIGINS", default=[])
 
-# Benchmark only (bench/api_bench.py): a trivial DRF endpoint that inserts one row, the ceiling
-# the move endpoint is compared with. Never set outside the benchmark.
-ACADEMIE_BENCH_TRIVIAL = env.bool("ACADEMIE_BENCH_TRIVIAL", default=False)
-if ACADEMIE_BENCH_TRIVIAL:
-    INSTALLED_APPS.append("bench.trivial")
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "lobby"
 LOGOUT_REDIRECT_URL = "login"
