@@ -6,6 +6,8 @@ a session cookie holding one went to the database as the session key and failed 
 request is refused first, with a 400 that names the parameter or cookie. Form and JSON fields
 are the serializers' business (DRF's and Django's character fields refuse NUL already), and
 Basic credentials the authentication backend's (tournaments.auth).
+
+A ``MiddlewareMixin``, so that an ASGI server (daphne) runs it without a thread switch.
 """
 
 from __future__ import annotations
