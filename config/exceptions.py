@@ -1,7 +1,8 @@
 """One exception handler maps every domain error to its HTTP status (STYLE.md §4).
 
 Every answer to a client's mistake is ``{"error": code, "detail": message, …}`` with the right
-status; nothing a client sends can produce a 500.
+status; nothing a client sends can produce a 500. It knows the apps' errors only through their
+base class (config.errors.DomainError), and DRF's and Django's own exceptions.
 """
 
 from __future__ import annotations
@@ -14,16 +15,13 @@ from rest_framework import exceptions as drf
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_handler
 
-from games.errors import GameError, IllegalMoveError
-from ledger.exceptions import LedgerError
+from config.errors import DomainError
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
-    if isinstance(exc, IllegalMoveError):
-        return Response({"error": exc.code, "rule": exc.rule, "detail": exc.message},
+    if isinstance(exc, DomainError):
+        return Response({"error": exc.code, **exc.fields(), "detail": exc.message},
                         status=exc.status)
-    if isinstance(exc, GameError | LedgerError):
-        return Response({"error": exc.code, "detail": str(exc)}, status=exc.status)
     if isinstance(exc, ValidationError):
         return Response({"error": "invalid", "detail": exc.messages}, status=400)
     if isinstance(exc, Http404):

@@ -10,7 +10,7 @@ occur, erring on the side of listing one that a given operation rarely or never 
   NUL character in the query or a cookie, config.middleware; wrong Basic credentials);
 - 403: every operation that requires a signed-in person (a role, a seat, the CSRF check);
 - 404: a path parameter (no such partie, hand, soirée, club, account), or a ``format``
-  no renderer writes (config.negotiation);
+  no renderer writes;
 - 409: a POST (the state forbids it now: a stale seq, a hand over, a soirée already open), and
   what a view declares itself (a hand's record before the hand is over);
 - 406: a stream asked for as JSON (``Accept`` or ``?format=json``), which has no JSON form.

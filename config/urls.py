@@ -1,4 +1,3 @@
-from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
@@ -15,6 +14,3 @@ urlpatterns = [
     re_path(r"^api/", api_not_found),  # last of the API's: a JSON 404, not the HTML page
     path("", include("frontend.urls")),
 ]
-
-if getattr(settings, "ACADEMIE_BENCH_TRIVIAL", False):  # bench/api_bench.py only
-    urlpatterns.append(path("bench/trivial/", include("bench.trivial.urls")))

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect
+from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect, JsonResponse
 from django.urls import Resolver404, resolve
 from django.views.decorators.csrf import csrf_exempt
-
-from config.renderers import json_answer
 
 
 @csrf_exempt  # it changes nothing; a POST gets the 404 too, not Django's HTML 403
@@ -29,4 +27,4 @@ def api_not_found(request: HttpRequest) -> HttpResponse:
 
 
 def _not_found(detail: str) -> HttpResponse:
-    return json_answer({"error": "not_found", "detail": detail}, status=404)
+    return JsonResponse({"error": "not_found", "detail": detail}, status=404)

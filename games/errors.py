@@ -1,22 +1,17 @@
-"""The game service's domain errors; config/exceptions.py maps them to HTTP status codes."""
+"""The game service's domain errors, each with its HTTP status and code (config.errors)."""
 
 from __future__ import annotations
 
+from typing import Any
 
-class GameError(Exception):
-    """A client's mistake about a partie or a hand. ``code`` names it in the API's answer."""
+from config.errors import DomainError
+
+
+class GameError(DomainError):
+    """A client's mistake about a partie or a hand."""
 
     status = 400
     code = "game_error"
-
-    def __init__(self, message: str, *, code: str | None = None) -> None:
-        super().__init__(message)
-        if code is not None:
-            self.code = code
-
-    @property
-    def message(self) -> str:
-        return str(self.args[0])
 
 
 class IllegalMoveError(GameError):
@@ -28,6 +23,9 @@ class IllegalMoveError(GameError):
     def __init__(self, message: str, *, rule: str) -> None:
         super().__init__(message)
         self.rule = rule
+
+    def fields(self) -> dict[str, Any]:
+        return {"rule": self.rule}
 
 
 class NotSeated(GameError):

@@ -1,22 +1,20 @@
 """The ledger's domain errors: one small hierarchy, each with a message a person can act on.
 
-Each carries its HTTP ``status`` and a ``code``, as the game's errors do (games/errors.py);
-the project's one exception handler (config/exceptions.py) answers them as
-``{"error": code, "detail": message}``, so that a client mistake is never a 500.
+Each carries its HTTP ``status`` and a ``code`` (config.errors); the project's one exception
+handler (config/exceptions.py) answers them as ``{"error": code, "detail": message}``, so that
+a client mistake is never a 500.
 """
 
 from __future__ import annotations
 
+from config.errors import DomainError
 
-class LedgerError(Exception):
+
+class LedgerError(DomainError):
     """Something the ledger refuses to do; nothing was written."""
 
     status = 400
     code = "ledger_error"
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
 
 
 class InvalidEntry(LedgerError):

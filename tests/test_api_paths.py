@@ -36,14 +36,26 @@ def test_a_missing_trailing_slash_is_redirected_or_named(client: Client) -> None
     assert posted.json()["detail"] == "no such API path: /api/parties (did you mean /api/parties/?)"
 
 
-def test_a_format_no_renderer_writes_is_named(client: Client) -> None:
+def test_a_format_no_renderer_writes_is_a_json_404(client: Client) -> None:
     answer = client.get("/api/parties/?format=xml")
     assert answer.status_code == 404
-    assert answer.json()["detail"] == "no format 'xml' here: ask for one of json, api"
-    empty = client.get("/api/parties/?format=")  # DRF read it as none asked for
-    assert empty.status_code == 404
-    assert empty.json()["detail"] == "no format '' here: ask for one of json, api"
-    assert client.get("/api/parties/?format=json").status_code == 200
+    assert answer["Content-Type"] == "application/json"
+    assert answer.json()["error"] == "not_found"
+    json = client.get("/api/parties/?format=json")
+    assert json.status_code == 200 and json["Content-Type"] == "application/json"
+    page = client.get("/api/parties/", HTTP_ACCEPT="text/html")  # DRF's browsable API
+    assert page.status_code == 200 and page["Content-Type"].startswith("text/html")
+
+
+def test_answers_are_drfs_json(client: Client) -> None:
+    for accept in (None, "*/*", "application/json"):
+        headers = {} if accept is None else {"HTTP_ACCEPT": accept}
+        answer = client.get("/api/parties/", **headers)
+        assert answer.status_code == 200, accept
+        assert answer["Content-Type"] == "application/json", accept
+        assert answer.json() == [], accept
+    refused = client.get("/api/parties/", HTTP_ACCEPT="image/png")
+    assert refused.status_code == 406 and refused.json()["error"] == "not_acceptable"
 
 
 def test_the_schema_documents_every_refusal_and_streams_event_by_event() -> None:

@@ -15,7 +15,7 @@ from django.http import HttpRequest
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
-from games.errors import GameError
+from config.errors import DomainError
 from games.models import Seat
 
 from . import selectors, services
@@ -97,7 +97,7 @@ class SoireeForm(forms.ModelForm):
         if all(data.get(name) is not None for name in needed):
             try:
                 services.soiree_check(**{name: data[name] for name in needed})
-            except GameError as exc:
+            except DomainError as exc:
                 raise forms.ValidationError(str(exc)) from None
         return data
 
@@ -120,7 +120,7 @@ class SoireeAdmin(admin.ModelAdmin):
             try:
                 tables = services.soiree_open(soiree=soiree, at=timezone.now())
                 self.message_user(request, f"{soiree}: {len(tables)} table(s) opened")
-            except GameError as exc:
+            except DomainError as exc:
                 self.message_user(request, f"{soiree}: {exc}", level=messages.ERROR)
 
     @admin.action(description="Close now (no new hand; hands in progress finish)")
@@ -129,7 +129,7 @@ class SoireeAdmin(admin.ModelAdmin):
             try:
                 services.soiree_close_now(soiree=soiree, at=timezone.now())
                 self.message_user(request, f"{soiree}: closing")
-            except GameError as exc:
+            except DomainError as exc:
                 self.message_user(request, f"{soiree}: {exc}", level=messages.ERROR)
 
     @admin.display(description="Tables")

@@ -7,10 +7,7 @@ class TournamentsConfig(AppConfig):
     def ready(self) -> None:
         from ledger.permissions import register_organiser_check
 
-        from . import auth
         from .selectors import is_club_organiser
-
-        auth.connect()
 
         # The ledger asks "is this user an organiser of club X?"; memberships answer it.
         register_organiser_check(is_club_organiser)

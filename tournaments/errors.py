@@ -1,23 +1,28 @@
-"""Tournament errors, mapped to HTTP answers by config/exceptions.py like the game's."""
+"""Tournament errors, each with its HTTP status and code (config.errors)."""
 
-from games.errors import GameError
+from config.errors import DomainError
 
 
-class SoireeError(GameError):
+class TournamentError(DomainError):
+    status = 400
+    code = "tournament_error"
+
+
+class SoireeError(TournamentError):
     status = 400
     code = "soiree_error"
 
 
-class NotOrganiser(GameError):
+class NotOrganiser(TournamentError):
     status = 403
     code = "not_organiser"
 
 
-class NotMember(GameError):
+class NotMember(TournamentError):
     status = 403
     code = "not_member"
 
 
-class SoireeState(GameError):
+class SoireeState(TournamentError):
     status = 409
     code = "soiree_state"

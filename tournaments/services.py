@@ -16,6 +16,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
+from config.errors import DomainError
 from games.engine.deal import new_seed
 from games.engine.registry import get_game
 from games.errors import GameError
@@ -213,7 +214,7 @@ def soiree_tick(*, soiree: Soiree, at: datetime) -> None:
                 # One table's failure must not roll back the others' next parties.
                 with transaction.atomic():
                     _start_table(soiree, number, table.round + 1, people, bots, at)
-            except GameError as exc:
+            except DomainError as exc:  # the game's refusal, or the ledger's
                 logger.warning("soirée %s: table %s cannot start its next partie (%s): %s",
                                soiree.pk, number, [u.get_username() for u in people], exc)
                 free += [u for u in people if u not in own[number]]

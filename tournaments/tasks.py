@@ -12,7 +12,9 @@ import logging
 from celery import shared_task
 from django.utils import timezone
 
-from .errors import SoireeError, SoireeState
+from config.errors import DomainError
+
+from .errors import SoireeState
 from .models import Soiree
 from .services import soiree_open, soiree_tick
 
@@ -29,7 +31,7 @@ def soiree_clock() -> int:
             steps += 1
         except SoireeState:
             pass  # another clock opened it first
-        except SoireeError as exc:
+        except DomainError as exc:  # a rule of the soirée, a seat, a buy-in
             logger.warning("soirée %s cannot open: %s", soiree.pk, exc)
     for soiree in Soiree.objects.filter(status=Soiree.Status.OPEN):
         try:

@@ -74,14 +74,6 @@ def database(default: str | None) -> dict[str, Any]:
         # failing, and take the write lock when a transaction begins, so two writers never
         # deadlock upgrading a read lock.
         options.update({"timeout": 30, "transaction_mode": "IMMEDIATE"})
-    elif db["ENGINE"] == "django.db.backends.postgresql":
-        # The move path's statements (games/services/store.py) run on cursors that bind their
-        # parameters on the server, and the connection prepares a statement the second time it
-        # runs it: planning them cost PostgreSQL more than running them. The ORM's own cursors
-        # bind on the client and never prepare. ?prepare_threshold=0 in the URL turns preparing
-        # off (here 0 means never, not psycopg's "at once"): behind a pooler in transaction
-        # mode, where prepared statements do not survive.
-        options["prepare_threshold"] = int(options.get("prepare_threshold", 2)) or None
     return db
 
 
@@ -102,19 +94,15 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 
 REDIS_URL = env.str("REDIS_URL", default="")
 
-# Every request of a signed-in person reads his session and his user. With Redis both come from
-# it (sessions cached_db: read from the cache, written to the database too; users: the backend
-# of tournaments/auth.py, read again once the row has been saved or deleted), not from the
-# database, and in one round trip (tournaments/sessions.py). Without Redis (the embedded
-# default) both are read from the database: a per-process cache would keep a signed-out
-# session alive in the other processes of a multi-process server.
+# Sessions: with Redis, Django's cached_db engine (read from the cache, written to the database
+# too, so a session outlives a cache flush); without Redis (the embedded default), the database.
 if REDIS_URL:
     CACHES = {"default": {"BACKEND": "django_redis.cache.RedisCache",
                           "LOCATION": REDIS_URL, "KEY_PREFIX": "academie"}}
-    SESSION_ENGINE = "tournaments.sessions"
-    AUTHENTICATION_BACKENDS = ["tournaments.auth.CachedModelBackend"]
+    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 else:
-    AUTHENTICATION_BACKENDS = ["tournaments.auth.NulSafeModelBackend"]
+    SESSION_ENGINE = "django.contrib.sessions.backends.db"
+AUTHENTICATION_BACKENDS = ["tournaments.auth.NulSafeModelBackend"]
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -125,9 +113,6 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "EXCEPTION_HANDLER": "config.exceptions.exception_handler",
-    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "config.negotiation.ContentNegotiation",
-    "DEFAULT_RENDERER_CLASSES": ["config.renderers.JSONRenderer",
-                                 "rest_framework.renderers.BrowsableAPIRenderer"],
 }
 
 SPECTACULAR_SETTINGS = {
@@ -152,9 +137,9 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TIMEZONE = "UTC"
 # Celery's Django fix-up closes the database connection before and after every task unless this
-# is set: a new PostgreSQL connection (about 9 ms here) for every deadline, which alone kept 100
-# tables of 1-second time-outs from keeping up (bench/timer_lag_bench.py). Keep it for this many
-# tasks; config/celery.py closes it at once after a database error.
+# is set, and opening a PostgreSQL connection costs more than playing a time-out: with one per
+# deadline task, many tables of short time-outs fall behind. Keep it for this many tasks;
+# config/celery.py closes it at once after a database error.
 CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=100)
 
 # How deadlines fire (games/tasks.py): celery with Redis, a timer thread in the embedded default.
@@ -171,11 +156,6 @@ ACADEMIE_LIVE_RETRY_MS = env.int("ACADEMIE_LIVE_RETRY_MS", default=2000)
 ACADEMIE_LIVE_URL = env.str("ACADEMIE_LIVE_URL", default="")
 ACADEMIE_LIVE_ORIGINS = env.list("ACADEMIE_LIVE_ORIGINS", default=[])
 
-# Benchmark only (bench/api_bench.py): a trivial DRF endpoint that inserts one row, the ceiling
-# the move endpoint is compared with. Never set outside the benchmark.
-ACADEMIE_BENCH_TRIVIAL = env.bool("ACADEMIE_BENCH_TRIVIAL", default=False)
-if ACADEMIE_BENCH_TRIVIAL:
-    INSTALLED_APPS.append("bench.trivial")
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "lobby"
 LOGOUT_REDIRECT_URL = "login"

@@ -18,12 +18,11 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import NotAcceptable, NotFound, ValidationError
-from rest_framework.renderers import BaseRenderer
+from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.renderers import JSONRenderer
 from games import live, selectors, services
 from games.api import serializers as s
 from games.engine.base import Move
@@ -202,11 +201,9 @@ class HandDetailView(APIView):
 class HandMovesView(APIView):
     @extend_schema(request=s.MoveRequestSerializer, responses={201: s.MoveAnswerSerializer})
     def post(self, request: Request, hand_id: str) -> Response:
-        v = s.MoveRequestSerializer.well_formed(request.data)
-        if v is None:  # anything unusual: the serializer's checks and messages
-            data = s.MoveRequestSerializer(data=request.data)
-            data.is_valid(raise_exception=True)
-            v = data.validated_data
+        data = s.MoveRequestSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
         m = v["move"]
         try:
             played = services.move_play(
