@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db.models import BigIntegerField, Case, F, Value, When
 from django.utils import timezone
 
 from ledger.exceptions import (
@@ -74,7 +74,8 @@ def write(*, drafts: Sequence[Draft], at: datetime | None) -> list[JournalEntry 
        a taken key returns its entry and posts nothing, or raises IdempotencyConflict;
     3. plan each new entry on the running balances and check its funds;
     4. ``bulk_create`` the entries, then their postings, each stating the balance it leaves;
-    5. move each account's balance once by the batch's total (an F() expression).
+    5. move each account's balance by the batch's total for it (an F() expression), in one
+       UPDATE.
     A writer that did not lock these accounts may still take one of the keys first: the unique
     index then refuses ours, and the batch is written again, that key answered like a retry.
     """
@@ -163,8 +164,14 @@ def _write(
                         balance_after=running[account.pk], at=when)
             )
     Posting.objects.bulk_create(postings)
-    for pk, delta in sorted(moved.items()):
-        Account.objects.filter(pk=pk).update(balance=F("balance") + delta, last_posted_at=when)
+    # One UPDATE for every account the batch moved: each by its own total.
+    Account.objects.filter(pk__in=moved).update(
+        balance=F("balance")
+        + Case(*(When(pk=pk, then=Value(delta)) for pk, delta in moved.items()),
+               output_field=BigIntegerField()),
+        last_posted_at=when,
+    )
+    for pk in moved:
         locked[pk].last_posted_at = when
     return locked, results
 
