@@ -7,10 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import pgtrigger
 from django.db import connection
 from pgtrigger.core import INSTALLED
-
-from ledger.models import Account, JournalEntry, Posting
 
 
 @dataclass(frozen=True)
@@ -140,8 +139,8 @@ def _triggers_installed() -> Finding:
         return Finding("database triggers in place", True, f"none on {connection.vendor}")
     expected = [
         (model, trigger)
-        for model in (Account, JournalEntry, Posting)
-        for trigger in model._meta.triggers
+        for model, trigger in pgtrigger.registered()
+        if model._meta.app_label == "ledger"
     ]
     missing = sorted(
         f"{model._meta.db_table}.{trigger.name}"
