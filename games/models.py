@@ -1,7 +1,9 @@
 """Parties, hands and the event store.
 
 A hand's state is what its ``HandEvent`` rows give when replayed through the rules engine.
-Events are append-only (database triggers, migration 0002) and hash-chained (HAND_RECORD.md).
+Events and seeds are append-only (PostgreSQL triggers declared below, installed by django-pgtrigger
+in migration 0002) and events are hash-chained (HAND_RECORD.md). The embedded SQLite default has
+no triggers: there the services are the only writer, and ``verify_hands`` finds any tampering.
 The seed lives in ``HandSeed``, apart from the events, and is revealed only once the hand is
 over.
 """
@@ -10,9 +12,20 @@ from __future__ import annotations
 
 import uuid
 
+import pgtrigger
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
+
+
+def _refuse(name: str, what: str, operation: pgtrigger.Operation,
+            level: pgtrigger.Level = pgtrigger.Row) -> pgtrigger.Trigger:
+    """A PostgreSQL trigger that refuses ``operation`` on the table: the rows are append-only."""
+    return pgtrigger.Trigger(
+        name=name, when=pgtrigger.Before, operation=operation, level=level,
+        func=f"RAISE EXCEPTION '{what} are append-only: % refused on %', TG_OP, TG_TABLE_NAME"
+             " USING ERRCODE = 'restrict_violation';",
+    )
 
 
 class Game(models.TextChoices):
@@ -123,6 +136,11 @@ class HandSeed(models.Model):
                                 related_name="secret")
     seed = models.CharField(max_length=64)
 
+    class Meta:
+        triggers = [
+            _refuse("handseed_append_only", "hand seeds", pgtrigger.Update | pgtrigger.Delete),
+        ]
+
     def __str__(self) -> str:
         return f"seed of hand {self.hand_id} (secret until the hand is over)"
 
@@ -154,6 +172,11 @@ class HandEvent(models.Model):
         constraints = [
             # The optimistic lock: a second writer at the same seq loses (409).
             models.UniqueConstraint(fields=["hand", "seq"], name="hand_event_seq_unique"),
+        ]
+        triggers = [
+            _refuse("handevent_append_only", "hand events", pgtrigger.Update | pgtrigger.Delete),
+            _refuse("handevent_no_truncate", "hand events", pgtrigger.Truncate,
+                    level=pgtrigger.Statement),
         ]
 
     def __str__(self) -> str:

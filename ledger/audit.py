@@ -7,36 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import pgtrigger
 from django.db import connection
-
-POSTGRES_TRIGGERS = {
-    "ledger_posting": {
-        "ledger_posting_append_only",
-        "ledger_posting_no_truncate",
-        "ledger_posting_apply",
-        "ledger_posting_balanced",
-    },
-    "ledger_journalentry": {
-        "ledger_entry_append_only",
-        "ledger_entry_no_truncate",
-        "ledger_entry_seal",
-    },
-    "ledger_account": {"ledger_account_guard"},
-}
-SQLITE_TRIGGERS = {
-    "ledger_posting": {
-        "ledger_posting_no_update",
-        "ledger_posting_no_delete",
-        "ledger_posting_check",
-        "ledger_posting_apply",
-    },
-    "ledger_journalentry": {
-        "ledger_journalentry_no_update",
-        "ledger_journalentry_no_delete",
-        "ledger_entry_seal",
-    },
-    "ledger_account": {"ledger_account_identity", "ledger_account_balance"},
-}
+from pgtrigger.core import INSTALLED
 
 
 @dataclass(frozen=True)
@@ -160,28 +133,22 @@ def _entries_within_one_club() -> Finding:
 
 
 def _triggers_installed() -> Finding:
-    if connection.vendor == "postgresql":
-        expected = POSTGRES_TRIGGERS
-        found = _rows(
-            "SELECT c.relname, t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid"
-            " WHERE NOT t.tgisinternal AND t.tgenabled <> 'D'"
-            " AND c.relname IN ('ledger_posting', 'ledger_journalentry', 'ledger_account')"
-        )
-    else:
-        expected = SQLITE_TRIGGERS
-        found = _rows(
-            "SELECT tbl_name, name FROM sqlite_master WHERE type = 'trigger'"
-            " AND tbl_name IN ('ledger_posting', 'ledger_journalentry', 'ledger_account')"
-        )
-    present = {(table, name) for table, name in found}
+    """PostgreSQL: every trigger of the ledger's models (their Meta.triggers) is installed, up to
+    date and enabled. SQLite has none: the services are its only writer."""
+    if connection.vendor != "postgresql":
+        return Finding("database triggers in place", True, f"none on {connection.vendor}")
+    expected = [
+        (model, trigger)
+        for model, trigger in pgtrigger.registered()
+        if model._meta.app_label == "ledger"
+    ]
     missing = sorted(
-        f"{table}.{name}"
-        for table, names in expected.items()
-        for name in names
-        if (table, name) not in present
+        f"{model._meta.db_table}.{trigger.name}"
+        for model, trigger in expected
+        if trigger.get_installation_status(model, database=connection.alias)
+        != (INSTALLED, True)
     )
-    count = sum(len(names) for names in expected.values())
-    detail = f"{count} trigger(s) enforce the books on {connection.vendor}"
+    detail = f"{len(expected)} trigger(s) enforce the books on {connection.vendor}"
     if missing:
-        detail = "missing or disabled: " + ", ".join(missing)
+        detail = "missing, outdated or disabled: " + ", ".join(missing)
     return Finding("database triggers in place", not missing, detail)

@@ -4,24 +4,86 @@ Every chip lives in an account. A journal entry moves chips between accounts wit
 postings whose amounts sum to zero, so the sum of all balances is always zero: the club bank's
 balance is minus the chips in play.
 
-The database enforces the books, not only Python (migration 0002_books_triggers):
-- entries and postings are append-only (UPDATE, DELETE, TRUNCATE refused);
-- postings are written first and their entry last; inserting the entry seals it, and is refused
-  unless its postings are two or more, sum to zero and share its time and club (PostgreSQL checks
-  the sum again at commit with a deferred constraint trigger);
-- each posting moves its account's ``balance`` (a trigger, never Python) and must state the
-  balance it leaves (``balance_after``); the CHECK below keeps wallets and pots at zero or more,
-  whatever the number of concurrent writers, since the balance update locks the account row;
-- an account's balance and identity cannot be edited by hand.
+``ledger.services`` is the one writer. On PostgreSQL the database also enforces the books, with
+the CHECK constraints below and the triggers in each model's ``Meta.triggers`` (django-pgtrigger,
+migration 0002):
+- entries and postings are append-only (UPDATE, DELETE refused; TRUNCATE refused while the
+  table holds rows);
+- each posting states the balance it leaves (``balance_after``): the account's previous posting's
+  plus its amount, never below zero for a wallet or a pot, never earlier than that posting;
+- at commit, every entry has two or more postings that sum to zero and carry its club and time;
+- an account's balance is always what its latest posting left, and its identity never changes.
+The embedded SQLite default has no triggers (the CHECK constraints still hold there): its only
+writer is ``ledger.services``, and ``manage.py check_books`` audits the books on both.
 
 Write only through ``ledger.services``; read through ``ledger.selectors``.
 """
 
 from __future__ import annotations
 
+import pgtrigger
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+
+# Every refusal is an integrity violation (Django's IntegrityError) whose message starts "ledger:".
+_ERR = "USING ERRCODE = 'integrity_constraint_violation'"
+
+
+def _append_only() -> list[pgtrigger.Trigger]:
+    """Refuse UPDATE and DELETE of any row, and TRUNCATE of a table that holds rows (an empty
+    table may be truncated: Django's flush of a fresh database does that)."""
+    return [
+        pgtrigger.Trigger(
+            name="append_only",
+            when=pgtrigger.Before,
+            operation=pgtrigger.Update | pgtrigger.Delete,
+            func=f"RAISE EXCEPTION 'ledger: % on % refused: entries and postings are "
+            f"append-only; correct a mistake with a reversing entry', TG_OP, TG_TABLE_NAME {_ERR};",
+        ),
+        pgtrigger.Trigger(
+            name="no_truncate",
+            when=pgtrigger.Before,
+            operation=pgtrigger.Truncate,
+            level=pgtrigger.Statement,
+            declare=[("has_rows", "boolean")],
+            func=f"""
+            EXECUTE format('SELECT EXISTS (SELECT 1 FROM %I.%I)', TG_TABLE_SCHEMA, TG_TABLE_NAME)
+               INTO has_rows;
+            IF has_rows THEN
+                RAISE EXCEPTION 'ledger: TRUNCATE on % refused: entries and postings are '
+                    'append-only', TG_TABLE_NAME {_ERR};
+            END IF;
+            RETURN NULL;
+            """,
+        ),
+    ]
+
+
+def _entry_balanced(entry_id: str) -> str:
+    """The body of a deferred check: the entry ``entry_id`` has two or more postings, summing to
+    zero, that carry its time and belong to its club."""
+    return f"""
+    SELECT count(*), coalesce(sum(p.amount), 0),
+           count(*) FILTER (WHERE p.at IS DISTINCT FROM e.at OR
+               (SELECT a.club_key FROM ledger_account a WHERE a.id = p.account_id)
+               IS DISTINCT FROM e.club_key)
+      INTO lines, total, strays
+      FROM ledger_journalentry e LEFT JOIN ledger_posting p ON p.entry_id = e.id
+     WHERE e.id = {entry_id};
+    IF lines < 2 OR total <> 0 THEN
+        RAISE EXCEPTION 'ledger: entry % has % posting(s) summing to %; an entry needs two or '
+            'more postings that sum to zero', {entry_id}, lines, total {_ERR};
+    END IF;
+    IF strays > 0 THEN
+        RAISE EXCEPTION 'ledger: the postings of entry % must carry its time and belong to its '
+            'club', {entry_id} {_ERR};
+    END IF;
+    RETURN NULL;
+    """
+
+
+_ENTRY_CHECK_DECLARE = [("lines", "bigint"), ("total", "numeric"), ("strays", "bigint")]
 
 
 class AccountKind(models.TextChoices):
@@ -51,8 +113,8 @@ class Account(models.Model):
         max_length=100, blank=True, help_text="What a pot belongs to, e.g. 'partie:12'."
     )
     name = models.CharField(max_length=200)
-    # Kept by the posting trigger in the same statement that writes the posting; Python never
-    # writes it (the account trigger refuses), so it cannot drift from the postings.
+    # Moved by ledger.services in the transaction that writes the postings; PostgreSQL refuses
+    # any balance other than the one the account's latest posting left.
     balance = models.BigIntegerField(default=0, editable=False)
     last_posted_at = models.DateTimeField(null=True, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -92,6 +154,36 @@ class Account(models.Model):
                 fields=["club_key", "ref"],
                 condition=Q(kind=AccountKind.POT),
                 name="ledger_account_one_pot_per_ref",
+            ),
+        ]
+        triggers = [
+            pgtrigger.Trigger(
+                name="identity_fixed",
+                when=pgtrigger.Before,
+                operation=pgtrigger.Update,
+                condition=pgtrigger.AnyChange("kind", "club_key", "owner", "ref"),
+                func=f"RAISE EXCEPTION 'ledger: the kind, club, owner and ref of account % never "
+                f"change', OLD.id {_ERR};",
+            ),
+            # Row by row, after the update: the postings are written before the balances move.
+            pgtrigger.Trigger(
+                name="balance_from_postings",
+                when=pgtrigger.After,
+                operation=pgtrigger.Update,
+                condition=pgtrigger.AnyChange("balance", "last_posted_at"),
+                declare=[("latest_balance", "bigint"), ("latest_at", "timestamptz")],
+                func=f"""
+                SELECT p.balance_after, p.at INTO latest_balance, latest_at
+                  FROM ledger_posting p WHERE p.account_id = NEW.id
+                 ORDER BY p.at DESC, p.id DESC LIMIT 1;
+                IF NEW.balance IS DISTINCT FROM coalesce(latest_balance, 0)
+                   OR NEW.last_posted_at IS DISTINCT FROM latest_at THEN
+                    RAISE EXCEPTION 'ledger: account % would hold %, but its latest posting left '
+                        '%: a balance changes only by posting an entry (ledger.services)',
+                        NEW.id, NEW.balance, coalesce(latest_balance, 0) {_ERR};
+                END IF;
+                RETURN NULL;
+                """,
             ),
         ]
 
@@ -135,6 +227,18 @@ class JournalEntry(models.Model):
             # Settlements and the admin read a club's entries over a time window.
             models.Index(fields=["club_key", "at"], name="ledger_entry_club_at_idx"),
         ]
+        triggers = [
+            *_append_only(),
+            # An entry written without postings; checked at commit, once its postings are in.
+            pgtrigger.Trigger(
+                name="balanced",
+                when=pgtrigger.After,
+                operation=pgtrigger.Insert,
+                timing=pgtrigger.Deferred,
+                declare=_ENTRY_CHECK_DECLARE,
+                func=_entry_balanced("NEW.id"),
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"#{self.pk} {self.memo}"
@@ -172,6 +276,54 @@ class Posting(models.Model):
         indexes = [
             # Statements and "balance as of" walk one account's postings in time order.
             models.Index(fields=["account", "at", "id"], name="ledger_post_account_at_idx"),
+        ]
+        triggers = [
+            *_append_only(),
+            # Each row sees the rows a bulk INSERT wrote before it, so a batch chains in order.
+            pgtrigger.Trigger(
+                name="running_balance",
+                when=pgtrigger.Before,
+                operation=pgtrigger.Insert,
+                declare=[
+                    ("kind", "varchar"),
+                    ("previous_balance", "bigint"),
+                    ("previous_at", "timestamptz"),
+                ],
+                func=f"""
+                SELECT a.kind INTO kind FROM ledger_account a WHERE a.id = NEW.account_id;
+                IF NOT FOUND THEN
+                    RAISE EXCEPTION 'ledger: posting to account %: no such account',
+                        NEW.account_id {_ERR};
+                END IF;
+                SELECT p.balance_after, p.at INTO previous_balance, previous_at
+                  FROM ledger_posting p WHERE p.account_id = NEW.account_id
+                 ORDER BY p.at DESC, p.id DESC LIMIT 1;
+                IF previous_at > NEW.at THEN
+                    RAISE EXCEPTION 'ledger: posting at % to account % is earlier than its last '
+                        'posting (%)', NEW.at, NEW.account_id, previous_at {_ERR};
+                END IF;
+                IF NEW.balance_after IS DISTINCT FROM coalesce(previous_balance, 0) + NEW.amount
+                THEN
+                    RAISE EXCEPTION 'ledger: posting to account % states balance_after %, but '
+                        'its previous posting left %', NEW.account_id, NEW.balance_after,
+                        coalesce(previous_balance, 0) {_ERR};
+                END IF;
+                IF NEW.balance_after < 0 AND kind <> 'bank' THEN
+                    RAISE EXCEPTION 'ledger: posting to account % would leave it below zero (%)',
+                        NEW.account_id, NEW.balance_after {_ERR};
+                END IF;
+                RETURN NEW;
+                """,
+            ),
+            # A posting added to an entry, even one written earlier, must keep it balanced.
+            pgtrigger.Trigger(
+                name="entry_balanced",
+                when=pgtrigger.After,
+                operation=pgtrigger.Insert,
+                timing=pgtrigger.Deferred,
+                declare=_ENTRY_CHECK_DECLARE,
+                func=_entry_balanced("NEW.entry_id"),
+            ),
         ]
 
     def __str__(self) -> str:

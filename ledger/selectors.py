@@ -2,7 +2,7 @@
 
 Time windows are half-open, [since, until); "as of" a time includes what was posted at it.
 Every read is an index lookup or a scan of the rows it returns:
-- balance now: the account row's ``balance``, kept by the posting trigger;
+- balance now: the account row's ``balance``, moved by ledger.services with its postings;
 - balance as of a time: the account's last posting at or before it (index account, at, id),
   whose ``balance_after`` is the balance it left;
 - a statement: the account's postings in time order from the same index, each with its

@@ -1,65 +1,28 @@
-"""Hand events are append-only in the database itself: UPDATE, DELETE, TRUNCATE refused."""
+"""Hand events and seeds are append-only on PostgreSQL (games/models.py's Meta.triggers,
+installed by django-pgtrigger); SQLite gets no triggers."""
 
+import pgtrigger.compiler
+import pgtrigger.migrations
 from django.db import migrations
-
-PG_FORWARD = """
-CREATE OR REPLACE FUNCTION games_handevent_refuse() RETURNS trigger AS $$
-BEGIN
-    RAISE EXCEPTION 'hand events are append-only: % refused on games_handevent', TG_OP
-        USING ERRCODE = 'restrict_violation';
-END;
-$$ LANGUAGE plpgsql;
-CREATE TRIGGER games_handevent_no_update BEFORE UPDATE OR DELETE ON games_handevent
-    FOR EACH ROW EXECUTE FUNCTION games_handevent_refuse();
-CREATE TRIGGER games_handevent_no_truncate BEFORE TRUNCATE ON games_handevent
-    FOR EACH STATEMENT EXECUTE FUNCTION games_handevent_refuse();
-CREATE TRIGGER games_handseed_no_change BEFORE UPDATE OR DELETE ON games_handseed
-    FOR EACH ROW EXECUTE FUNCTION games_handevent_refuse();
-"""
-PG_BACKWARD = """
-DROP TRIGGER IF EXISTS games_handevent_no_update ON games_handevent;
-DROP TRIGGER IF EXISTS games_handevent_no_truncate ON games_handevent;
-DROP TRIGGER IF EXISTS games_handseed_no_change ON games_handseed;
-DROP FUNCTION IF EXISTS games_handevent_refuse();
-"""
-# SQLite has no TRUNCATE: a DELETE without WHERE fires the row trigger too.
-SQLITE_FORWARD = [
-    """CREATE TRIGGER games_handevent_no_update BEFORE UPDATE ON games_handevent
-       BEGIN SELECT RAISE(ABORT, 'hand events are append-only: UPDATE refused'); END;""",
-    """CREATE TRIGGER games_handevent_no_delete BEFORE DELETE ON games_handevent
-       BEGIN SELECT RAISE(ABORT, 'hand events are append-only: DELETE refused'); END;""",
-    """CREATE TRIGGER games_handseed_no_update BEFORE UPDATE ON games_handseed
-       BEGIN SELECT RAISE(ABORT, 'hand seeds are append-only: UPDATE refused'); END;""",
-    """CREATE TRIGGER games_handseed_no_delete BEFORE DELETE ON games_handseed
-       BEGIN SELECT RAISE(ABORT, 'hand seeds are append-only: DELETE refused'); END;""",
-]
-SQLITE_BACKWARD = [
-    "DROP TRIGGER IF EXISTS games_handevent_no_update;",
-    "DROP TRIGGER IF EXISTS games_handevent_no_delete;",
-    "DROP TRIGGER IF EXISTS games_handseed_no_update;",
-    "DROP TRIGGER IF EXISTS games_handseed_no_delete;",
-]
-
-
-def forward(apps, schema_editor):
-    vendor = schema_editor.connection.vendor
-    if vendor == "postgresql":
-        # params=None: the PL/pgSQL body's '%' is RAISE's placeholder, not a query parameter.
-        schema_editor.execute(PG_FORWARD, params=None)
-    elif vendor == "sqlite":
-        for sql in SQLITE_FORWARD:
-            schema_editor.execute(sql)
-
-
-def backward(apps, schema_editor):
-    vendor = schema_editor.connection.vendor
-    if vendor == "postgresql":
-        schema_editor.execute(PG_BACKWARD, params=None)
-    elif vendor == "sqlite":
-        for sql in SQLITE_BACKWARD:
-            schema_editor.execute(sql)
 
 
 class Migration(migrations.Migration):
-    dependencies = [("games", "0001_initial")]
-    operations = [migrations.RunPython(forward, backward)]
+
+    dependencies = [
+        ('games', '0001_initial'),
+    ]
+
+    operations = [
+        pgtrigger.migrations.AddTrigger(
+            model_name='handevent',
+            trigger=pgtrigger.compiler.Trigger(name='handevent_append_only', sql=pgtrigger.compiler.UpsertTriggerSql(func="RAISE EXCEPTION 'hand events are append-only: % refused on %', TG_OP, TG_TABLE_NAME USING ERRCODE = 'restrict_violation';", hash='0c5bed674b4abb37040d4c6f07a17c4d195bdac8', operation='UPDATE OR DELETE', pgid='pgtrigger_handevent_append_only_25cbe', table='games_handevent', when='BEFORE')),
+        ),
+        pgtrigger.migrations.AddTrigger(
+            model_name='handevent',
+            trigger=pgtrigger.compiler.Trigger(name='handevent_no_truncate', sql=pgtrigger.compiler.UpsertTriggerSql(func="RAISE EXCEPTION 'hand events are append-only: % refused on %', TG_OP, TG_TABLE_NAME USING ERRCODE = 'restrict_violation';", hash='0ef4c7393023a8eb4b2b54a87a93fca946ca22a7', level='STATEMENT', operation='TRUNCATE', pgid='pgtrigger_handevent_no_truncate_14731', table='games_handevent', when='BEFORE')),
+        ),
+        pgtrigger.migrations.AddTrigger(
+            model_name='handseed',
+            trigger=pgtrigger.compiler.Trigger(name='handseed_append_only', sql=pgtrigger.compiler.UpsertTriggerSql(func="RAISE EXCEPTION 'hand seeds are append-only: % refused on %', TG_OP, TG_TABLE_NAME USING ERRCODE = 'restrict_violation';", hash='6c4b65aac2311b4dcac75863aced8adaa759c4b7', operation='UPDATE OR DELETE', pgid='pgtrigger_handseed_append_only_9e805', table='games_handseed', when='BEFORE')),
+        ),
+    ]

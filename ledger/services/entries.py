@@ -6,24 +6,23 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from django.contrib.auth.models import User
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError
 
 from ledger.exceptions import AlreadyReversed, InvalidEntry
 from ledger.models import Account, AccountKind, JournalEntry
 from ledger.services.accounts import bank_get_or_create
 from ledger.services.writer import (
+    Draft,
     EntryRequest,
     Line,
     Plan,
     check_amount,
-    check_funds,
     check_kind,
     entry_signature,
-    post,
-    signature,
+    fixed,
+    same_postings,
     validated,
     write,
-    write_many,
 )
 
 
@@ -43,16 +42,10 @@ def entry_post(
     ``at`` defaults to now; it may not be earlier than the accounts' last postings. The
     Account instances passed in get their new balances.
     """
-    lines = validated(postings)
-    wanted = signature(lines)
-    return post(
-        lines=lines,
-        memo=memo,
-        source=source,
-        idempotency_key=idempotency_key,
-        at=at,
-        same=lambda entry: entry_signature(entry) == wanted,
+    [entry] = entries_post(
+        entries=[EntryRequest(postings, memo, source, idempotency_key)], at=at
     )
+    return entry
 
 
 def entries_post(
@@ -61,31 +54,30 @@ def entries_post(
     """Post many entries at once, all or nothing, in order: e.g. every payment of a move.
 
     Each behaves as ``entry_post`` would (idempotent per key, funds checked on the balances the
-    earlier entries of the batch leave), but the whole batch is one statement on PostgreSQL
-    (``ledger_post_many``; after a refusal or for a retried key, the locks and lookups, then
-    the inserts). Returns the entries in the order asked.
+    earlier entries of the batch leave), but the batch takes its accounts' locks once and writes
+    its entries and their postings with one ``bulk_create`` each. Returns the entries in the
+    order asked.
     """
-    alone = not connection.in_atomic_block
-    try:
-        return write_many(requests=entries, at=at)
-    except IntegrityError:
-        # Only a writer that skipped the keys' locks could take one of the keys meanwhile.
-        # Called alone, the batch's own transaction was rolled back: post the entries one at a
-        # time, still all or nothing, so that each key answers like a retry (or a conflict).
-        # Inside the caller's transaction, that transaction is aborted: let the error end it.
-        if not alone:
-            raise
-        with transaction.atomic():
-            return [
-                entry_post(
-                    postings=r.postings,
-                    memo=r.memo,
-                    source=r.source,
-                    idempotency_key=r.idempotency_key,
-                    at=at,
-                )
-                for r in entries
-            ]
+    drafts = [_fixed_draft(r) for r in entries]
+    return [entry for entry in write(drafts=drafts, at=at) if entry is not None]
+
+
+def _fixed_draft(request: EntryRequest) -> Draft:
+    """A draft whose lines are known in advance: funds checked on the locked balances."""
+    lines = validated(request.postings)
+    if request.shortfall:
+        check_amount(request.shortfall, positive=True)
+
+    def plan(locked: Mapping[int, Account]) -> Plan:
+        return Plan(lines=fixed(lines, locked), memo=request.memo, shortfall=request.shortfall)
+
+    return Draft(
+        accounts=[account for account, _ in lines],
+        plan=plan,
+        same=same_postings(lines),
+        idempotency_key=request.idempotency_key,
+        source=request.source,
+    )
 
 
 def transfer(
@@ -149,13 +141,8 @@ def pay_what_you_have(
             and moved[payee.pk] + entry.shortfall == amount
         )
 
-    entry = write(
-        accounts=[payer, payee],
-        plan=plan,
-        same=same,
-        idempotency_key=idempotency_key,
-        source=source,
-        at=at,
+    [entry] = write(
+        drafts=[Draft([payer, payee], plan, same, idempotency_key, source)], at=at
     )
     return entry, (amount if entry is None else entry.shortfall)
 
@@ -218,14 +205,8 @@ def cash_out(
         moved = dict(entry.postings.values_list("account_id", "amount"))
         return moved.keys() == {wallet.pk, bank.pk} and moved[wallet.pk] < 0
 
-    return write(
-        accounts=[wallet, bank],
-        plan=plan,
-        same=same,
-        idempotency_key=idempotency_key,
-        source=source,
-        at=at,
-    )
+    [entry] = write(drafts=[Draft([wallet, bank], plan, same, idempotency_key, source)], at=at)
+    return entry
 
 
 def chips_grant(
@@ -267,25 +248,24 @@ def entry_reverse(
     key = idempotency_key or f"reversal-of:{entry.pk}"
     originals = list(entry.postings.select_related("account"))
     lines = validated([(posting.account, -posting.amount) for posting in originals])
-    wanted = signature(lines)
+    wanted = frozenset((account.pk, amount) for account, amount in lines)
 
     def plan(locked: Mapping[int, Account]) -> Plan:
         refused = _already_reversed(entry)
         if refused is not None:
             raise refused
-        fixed = tuple((locked[account.pk], amount) for account, amount in lines)
-        check_funds(fixed)
-        return Plan(lines=fixed, memo=f"Reversal of entry #{entry.pk}: {reason}", reverses=entry)
+        memo = f"Reversal of entry #{entry.pk}: {reason}"
+        return Plan(lines=fixed(lines, locked), memo=memo, reverses=entry)
 
+    draft = Draft(
+        accounts=[account for account, _ in lines],
+        plan=plan,
+        same=lambda found: found.reverses_id == entry.pk and entry_signature(found) == wanted,
+        idempotency_key=key,
+        source=source or entry.source,
+    )
     try:
-        reversal = write(
-            accounts=[account for account, _ in lines],
-            plan=plan,
-            same=lambda found: found.reverses_id == entry.pk and entry_signature(found) == wanted,
-            idempotency_key=key,
-            source=source or entry.source,
-            at=at,
-        )
+        [reversal] = write(drafts=[draft], at=at)
     except IntegrityError as error:
         # Two reversals of one entry raced with different keys: the unique "reverses" kept one.
         refused = _already_reversed(entry)

@@ -95,37 +95,22 @@ def stranger() -> User:
 
 @contextmanager
 def triggers_off(*tables: str) -> Iterator[None]:
-    """Suspend the ledger's triggers inside the test's transaction, to plant broken books.
-
-    PostgreSQL disables them; SQLite drops them and creates them again afterwards. Either way
-    the test's rollback would restore them too.
-    """
+    """Suspend the ledger's PostgreSQL triggers inside the test's transaction, to plant broken
+    books (the test's rollback would restore them too). SQLite has none to suspend."""
+    if connection.vendor != "postgresql":
+        yield
+        return
     with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            # A table with deferred checks pending cannot be altered: run them first.
-            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
-            cursor.execute("SET CONSTRAINTS ALL DEFERRED")
-            for table in tables:
-                cursor.execute(f"ALTER TABLE {table} DISABLE TRIGGER USER")
-            yield
-            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
-            cursor.execute("SET CONSTRAINTS ALL DEFERRED")
-            for table in tables:
-                cursor.execute(f"ALTER TABLE {table} ENABLE TRIGGER USER")
-        else:
-            names = ", ".join(f"'{table}'" for table in tables)
-            cursor.execute(
-                "SELECT name, sql FROM sqlite_master"
-                f" WHERE type = 'trigger' AND tbl_name IN ({names})"
-            )
-            saved = cursor.fetchall()
-            for name, _ in saved:
-                cursor.execute(f'DROP TRIGGER "{name}"')
-            try:
-                yield
-            finally:
-                for _, sql in saved:
-                    cursor.execute(sql)
+        # A table with deferred checks pending cannot be altered: run them first.
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        cursor.execute("SET CONSTRAINTS ALL DEFERRED")
+        for table in tables:
+            cursor.execute(f"ALTER TABLE {table} DISABLE TRIGGER USER")
+        yield
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        cursor.execute("SET CONSTRAINTS ALL DEFERRED")
+        for table in tables:
+            cursor.execute(f"ALTER TABLE {table} ENABLE TRIGGER USER")
 
 
 def check_deferred_constraints() -> None:

@@ -116,10 +116,10 @@ def test_concurrent_writers_of_one_key_with_different_postings_get_one_entry_and
     assert all(finding.ok for finding in books_audit())
 
 
-def test_writers_of_one_key_through_every_path_queue_on_the_key_and_get_one_entry() -> None:
-    """Alone, inside a caller's transaction, or in a batch: every writer takes the key's lock
-    before the accounts', so no one fails on the unique index (which would abort the caller's
-    transaction, there being no savepoint): one entry per key, the others answered."""
+def test_writers_of_one_key_through_every_path_get_one_entry_and_answers() -> None:
+    """Alone, inside a caller's transaction, or in a batch: a writer beaten to the unique key
+    rolls back its savepoint only, and is answered as a retry would be (here a conflict, the
+    postings differing): one entry per key, the caller's transaction still usable."""
     wallets = funded_wallets(PROCESSES, 1000)
     payees = [WalletFactory(owner=UserFactory()) for _ in range(PROCESSES)]
     keys = [f"mixed:{n}" for n in range(15)]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable
 from datetime import timedelta
 
@@ -18,7 +17,6 @@ from ledger.exceptions import (
     IdempotencyConflict,
     InsufficientChips,
     InvalidEntry,
-    LedgerError,
     UnbalancedEntry,
 )
 from ledger.models import Account, JournalEntry, Posting
@@ -589,94 +587,11 @@ def test_an_entry_may_be_dated_but_never_before_its_accounts_last_posting(
     assert balance(wallet_a) == 6
 
 
-@pytest.mark.postgres
-def test_on_postgresql_the_ledger_functions_find_rows_by_index_while_the_books_are_small(
-    wallet_a: Account, wallet_b: Account, pot: Account, fund: Fund, key: Key
-) -> None:
-    """Their plans are kept per connection, made at the first call: on a few rows a plan
-    could scan the journal and the accounts whole, and keep doing so as they grow (migration
-    0007). auto_explain shows each statement the functions and their triggers run."""
-    from django.db import connection
-
-    fund(wallet_a, 100)
-    connection.ensure_connection()
-    raw = connection.connection
-    plans: list[str] = []
-
-    def noticed(diag: object) -> None:
-        plans.append(str(getattr(diag, "message_primary", "")))
-
-    settings = (("log_min_duration", "0"), ("log_nested_statements", "on"),
-                ("log_level", "notice"))
-    raw.add_notice_handler(noticed)
-    with connection.cursor() as cursor:
-        cursor.execute("LOAD 'auto_explain'")
-        for setting, value in settings:
-            cursor.execute(f"SET auto_explain.{setting} = {value}")
-    try:
-        services.transfer(  # ledger_post
-            payer=wallet_a, payee=wallet_b, amount=1, memo="m", source="t", idempotency_key=key())
-        services.entries_post(entries=[  # ledger_post_many
-            services.EntryRequest(postings=[(wallet_a, -2), (pot, 2)], memo="m", source="b",
-                                  idempotency_key=key()) for _ in range(2)])
-        services.pay_what_you_have(  # ledger_lock
-            payer=wallet_b, payee=pot, amount=5, memo="m", source="p", idempotency_key=key())
-    finally:
-        raw.remove_notice_handler(noticed)
-        with connection.cursor() as cursor:
-            for setting, _ in settings:
-                cursor.execute(f"RESET auto_explain.{setting}")
-
-    nested = [p for p in plans if "ledger_journalentry" in p or "ledger_account" in p]
-    assert any("idempotency_key" in p for p in nested)  # the key lookups were seen
-    assert any("FOR NO KEY UPDATE" in p for p in nested)  # and the accounts' locks
-    assert [p for p in nested if "Seq Scan on ledger_" in p] == []
-    assert (balance(wallet_a), balance(wallet_b), balance(pot)) == (95, 0, 5)
-
-
-@pytest.mark.postgres
-def test_on_postgresql_an_entry_is_one_statement_and_so_is_a_batch(
+def test_a_refused_batch_writes_nothing_and_says_why(
     wallet_a: Account, wallet_b: Account, bank: Account, fund: Fund, key: Key
 ) -> None:
-    """Round trips were most of an entry's time: no savepoint, no separate lock or lookup."""
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
-
-    fund(wallet_a, 100)
-    with transaction.atomic(), CaptureQueriesContext(connection) as queries:
-        services.transfer(
-            payer=wallet_a, payee=wallet_b, amount=1, memo="m", source="t", idempotency_key=key()
-        )
-    assert [q["sql"].split("(")[0] for q in queries] == ["SELECT * FROM ledger_post"]
-    batch = [
-        services.EntryRequest(
-            postings=[(wallet_a, -1), (wallet_b, 1)], memo="m", source="b", idempotency_key=key()
-        )
-        for _ in range(3)
-    ]
-    with transaction.atomic(), CaptureQueriesContext(connection) as queries:
-        written = services.entries_post(entries=batch)
-    assert [q["sql"].split("(")[0] for q in queries] == ["SELECT * FROM ledger_post_many"]
-    assert (balance(wallet_a), balance(wallet_b)) == (96, 4)
-    # The instances passed in hold the balances the batch left, as on the Python path.
-    assert (wallet_a.balance, wallet_b.balance) == (96, 4)
-    assert [e.idempotency_key for e in written] == [r.idempotency_key for r in batch]
-    assert len({e.pk for e in written}) == 3 and len({e.at for e in written}) == 1
-    # A retry finds its keys taken: the function writes nothing and the Python path answers
-    # with the stored entries.
-    with transaction.atomic(), CaptureQueriesContext(connection) as queries:
-        again = services.entries_post(entries=batch)
-    assert [e.pk for e in again] == [e.pk for e in written]
-    assert queries[0]["sql"].startswith("SELECT * FROM ledger_post_many")
-    assert (balance(wallet_a), balance(wallet_b)) == (96, 4)
-
-
-@pytest.mark.postgres
-def test_on_postgresql_a_refused_batch_writes_nothing_and_says_why(
-    wallet_a: Account, wallet_b: Account, bank: Account, fund: Fund, key: Key
-) -> None:
-    """The one-statement batch refuses as the Python path does (same error, same message),
-    with nothing written and the caller's transaction still usable."""
+    """Funds are checked on the balances the batch's earlier entries leave; a refusal writes
+    nothing and leaves the caller's transaction usable."""
     fund(wallet_a, 5)
     batch = [
         services.EntryRequest(
@@ -691,109 +606,3 @@ def test_on_postgresql_a_refused_batch_writes_nothing_and_says_why(
         services.entries_post(entries=batch[:1])
     assert (balance(wallet_a), balance(wallet_b)) == (2, 3)
     assert not JournalEntry.objects.filter(idempotency_key=batch[1].idempotency_key).exists()
-
-
-def _batch_outcome(
-    batch: list[services.EntryRequest], at: object, accounts: list[Account]
-) -> tuple[object, ...]:
-    """What ``entries_post`` did, inside a savepoint rolled back after: the entries and their
-    postings with the balances they state, every account's balance; or the refusal."""
-    for account in accounts:
-        account.refresh_from_db()
-    sid = transaction.savepoint()
-    try:
-        written = services.entries_post(entries=batch, at=at)  # type: ignore[arg-type]
-        ids = [e.pk for e in written]
-        postings = Posting.objects.filter(entry__in=ids).select_related("entry")
-        return (
-            "written",
-            [(e.idempotency_key, e.club_key, e.memo, e.source) for e in written],
-            sorted(
-                (p.entry.idempotency_key, p.account_id, p.amount, p.balance_after)
-                for p in postings
-            ),
-            len({e.at for e in JournalEntry.objects.filter(pk__in=ids)}),
-            sorted(Account.objects.values_list("id", "balance")),
-            sorted((a.pk, a.balance) for a in accounts),
-        )
-    except LedgerError as error:
-        return ("refused", type(error).__name__, str(error))
-    finally:
-        transaction.savepoint_rollback(sid)
-
-
-@pytest.mark.postgres
-def test_on_postgresql_the_one_statement_batch_answers_as_the_python_path(
-    wallet_a: Account,
-    wallet_b: Account,
-    wallet_c: Account,
-    bank: Account,
-    pot: Account,
-    fund: Fund,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """``ledger_post_many`` against write_many's Python path on 250 random batches (wallets,
-    pot and bank, accounts shared between entries, short funds, past and future times): the
-    same entries, postings, balances and refusals."""
-    from ledger.services import writer
-
-    fund(wallet_a, 10)
-    fund(wallet_b, 3)
-    accounts = [wallet_a, wallet_b, wallet_c, bank, pot]
-    rng = random.Random(4)
-    one_statement_path = writer._post_many
-    answered = []
-
-    def counted(batch: object, at: object) -> object:
-        written = one_statement_path(batch, at)  # type: ignore[arg-type]
-        answered.append(written is not None)
-        return written
-
-    outcomes_per_trial = []
-    for trial in range(250):
-        batch = []
-        for i in range(rng.randint(1, 4)):
-            payer, payee = rng.sample(accounts, 2)
-            amount = rng.randint(1, 8)
-            batch.append(
-                services.EntryRequest(
-                    postings=[(payer, -amount), (payee, amount)],
-                    memo=f"m{i}",
-                    source=f"s{trial}",
-                    idempotency_key=f"t{trial}-{i}",
-                )
-            )
-        at = None
-        if rng.random() < 0.3:
-            at = timezone.now() + timedelta(days=rng.choice([-1000, 1000]))
-        monkeypatch.setattr(writer, "_post_many", counted)
-        one_statement = _batch_outcome(batch, at, accounts)
-        monkeypatch.setattr(writer, "_post_many", lambda batch, at: None)
-        python = _batch_outcome(batch, at, accounts)
-        assert one_statement == python, trial
-        outcomes_per_trial.append(
-            one_statement[1] if one_statement[0] == "refused" else "written"
-        )
-    # The batches reached every answer: written, short of funds, and backdated.
-    assert {"written", "InsufficientChips", "BackdatedEntry"} <= set(outcomes_per_trial)
-    # And the function itself wrote the written ones (its refusals fell back to Python).
-    written = sum(1 for o in outcomes_per_trial if o == "written")
-    assert written > 50 and answered.count(True) == written
-
-
-def test_an_entry_just_written_is_built_as_from_db_builds_it() -> None:
-    # writer.written_entry skips Model.__init__: the same fields, state and behaviour.
-    from ledger.services import writer
-
-    at = timezone.now()
-    values = (7, "key-7", "club", at, "a memo", "a source", 3, None)
-    fast = writer.written_entry(values)
-    slow = JournalEntry.from_db("default", writer._ENTRY_FIELDS, values)
-    assert type(fast) is JournalEntry
-    wanted = {f.attname: getattr(slow, f.attname) for f in JournalEntry._meta.concrete_fields}
-    got = {f.attname: getattr(fast, f.attname) for f in JournalEntry._meta.concrete_fields}
-    assert got == wanted
-    assert (fast._state.adding, fast._state.db) == (slow._state.adding, slow._state.db) == (
-        False, "default")
-    assert fast.pk == slow.pk == 7 and fast == slow and hash(fast) == hash(slow)
-    assert fast.reverses is None  # a relation left as the row has it
