@@ -7,7 +7,7 @@ request is refused first, with a 400 that names the parameter or cookie. Form an
 are the serializers' business (DRF's and Django's character fields refuse NUL already), and
 Basic credentials the authentication backend's (tournaments.auth).
 
-A ``MiddlewareMixin``, so that the ASGI live server runs it without a thread switch.
+A ``MiddlewareMixin``, so that an ASGI server (daphne) runs it without a thread switch.
 """
 
 from __future__ import annotations

@@ -46,7 +46,7 @@ def test_a_format_no_renderer_writes_is_named(client: Client) -> None:
     assert client.get("/api/parties/?format=json").status_code == 200
 
 
-def test_the_schema_documents_every_refusal_and_streams_event_by_event() -> None:
+def test_the_schema_documents_every_refusal() -> None:
     schema = SchemaGenerator().get_schema(request=None, public=True)
     assert set(schema["components"]["schemas"]["Error"]["required"]) == {"error", "detail"}
     error = {"$ref": "#/components/schemas/Error"}
@@ -66,7 +66,3 @@ def test_the_schema_documents_every_refusal_and_streams_event_by_event() -> None
     moves = schema["paths"]["/api/hands/{hand_id}/moves"]["post"]["responses"]
     assert "201" in moves and "200" not in moves
     assert "409" in schema["paths"]["/api/hands/{hand_id}/record"]["get"]["responses"]
-    live = schema["paths"]["/api/parties/{partie_id}/live"]["get"]["responses"]
-    event = {"$ref": "#/components/schemas/ServerSentEvent"}
-    assert live["200"]["content"]["text/event-stream"]["schema"] == event
-    assert live["404"]["content"]["text/event-stream"]["schema"] == event
