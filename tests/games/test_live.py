@@ -9,9 +9,12 @@ on-commit push runs on the scenario's event loop, as a request's does under daph
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import random
+import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import timedelta
@@ -26,6 +29,7 @@ from django.utils import timezone
 
 from config.asgi import application
 from games.engine.cards import COMET, FULL_DECK, is_card
+from games.live import InProcessChannelLayer
 from games.models import Hand, Partie
 from games.services import move_play, partie_close, store
 
@@ -231,6 +235,29 @@ def test_a_client_that_reconnects_after_a_seq_gets_what_it_missed(layer, people)
         await again.disconnect()
 
     async_to_sync(scenario)()
+
+
+def test_the_in_process_layer_hands_a_send_from_another_thread_to_the_receiving_loop() -> None:
+    """The embedded default's timer threads push through the server's event loop: without the
+    hand-over the waiting loop would not wake for it until its next timer."""
+    layer = InProcessChannelLayer()
+
+    async def scenario() -> tuple[Any, float]:
+        channel = await layer.new_channel()
+        await layer.group_add("table", channel)
+        receiving = asyncio.ensure_future(layer.receive(channel))
+        await asyncio.sleep(0.05)  # waiting on this loop
+        began = time.monotonic()
+        timer = threading.Thread(target=async_to_sync(layer.group_send),
+                                 args=("table", {"type": "live.frames", "frames": []}))
+        timer.start()
+        message = await asyncio.wait_for(receiving, 5)
+        await asyncio.to_thread(timer.join, 5)  # its send completes on this loop
+        return message, time.monotonic() - began
+
+    message, took = async_to_sync(scenario)()
+    assert message == {"type": "live.frames", "frames": []}
+    assert took < 1
 
 
 def test_a_partie_that_closes_is_announced_to_its_watchers(layer, people) -> None:
