@@ -6,13 +6,12 @@ so that a page can never show more than the API lets the viewer see.
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
-from django.urls import reverse
 
 from games.models import Hand
+from games.selectors import seat_of
 from tournaments.models import Soiree
 from tournaments.selectors import soiree_list
 
@@ -26,15 +25,17 @@ def lobby(request: HttpRequest) -> HttpResponse:
 @login_required
 def soiree_page(request: HttpRequest, soiree_id: int) -> HttpResponse:
     soiree = get_object_or_404(Soiree, pk=soiree_id)
-    live_url = settings.ACADEMIE_LIVE_URL + reverse("live")
-    return render(request, "frontend/soiree.html", {"soiree": soiree, "live_url": live_url})
+    return render(request, "frontend/soiree.html", {"soiree": soiree})
 
 
 @login_required
 def table_page(request: HttpRequest, hand_id: str) -> HttpResponse:
     hand = get_object_or_404(Hand.objects.select_related("partie"), pk=hand_id)
-    live_url = settings.ACADEMIE_LIVE_URL + reverse("partie-live", args=[hand.partie_id])
-    return render(request, "frontend/table.html", {"hand": hand, "live_url": live_url})
+    # A seated viewer follows his seat's frames (his cards), anyone else the public ones.
+    seat = seat_of(hand, request.user)
+    live_path = (f"/ws/parties/{hand.partie_id}/" if seat is None
+                 else f"/ws/parties/{hand.partie_id}/seats/{seat}/")
+    return render(request, "frontend/table.html", {"hand": hand, "live_path": live_path})
 
 
 @login_required

@@ -1,333 +1,204 @@
-"""Live table updates (ARCHITECTURE.md, command flow: "on commit, notify the table's watchers").
+"""Live table updates on Django Channels' channel layer.
 
-After a command commits, each hand it moved is announced on its partie's channel, and a partie
-that closes is announced too. Pages watch a partie through a server-sent events stream
-(``GET /api/parties/{id}/live``) and, on each announcement, read their own view of the hand
-again (``GET /api/hands/{id}/``), which is redacted for them. So an announcement carries only
-what every spectator may see: which hand moved, its number, its seq and its status, and the
-partie's status (``announcement``). Never a card, a seed or a talon.
+Each partie has a public group, which any signed-in person may join, and each seat a private
+group, which only the person in that seat may join (games/consumers.py). Once a command commits,
+every event it appended is sent to each group as a frame: the hand as that audience sees it
+right after the event (the shape of ``GET /api/hands/{id}/``, from ``selectors.view_of``) plus
+the event itself, redacted for that audience (``visibility.redact_events``). A spectator's
+frames hold no hand's cards, a seat's frames only its own, and none holds the seed or the talon
+before the hand is over.
 
-Two hubs, chosen by the settings:
+Frames carry their hand's id and the event's ``seq``. A client that reconnects names the last
+one it saw (``?hand=<id>&after=<seq>``) and gets what it missed, built again from the event
+store by the same code (``catch_up``); a frame may then arrive twice, and the client skips a seq
+it has seen. Without ``after`` the first frame is the partie's latest hand as it is now.
 
-- ``LocalHub`` (the embedded default, no Redis): the announcements of this process reach the
-  watchers of this process. ``manage.py serve`` plays every command in its own process (the
-  requests, the timers and the clock), so every announcement reaches every page.
-- ``RedisHub`` (``REDIS_URL`` set): commands run in the web workers and in the Celery worker,
-  and streams are served by the live server (``uvicorn config.asgi:application``), so
-  announcements go through Redis pub/sub. A command only hands its announcement to a queue;
-  a publisher thread sends it, so a move never waits on Redis. A process that has watchers
-  runs one listener thread, subscribed to every partie's channel, which hands each
-  announcement to the watchers of its partie in this process.
-
-An announcement can be lost (Redis down, a stream reconnecting): it is a hint to read again,
-not the evidence. A page that reconnects gets the partie's current hand as its first message,
-and pages also read their hand again every few seconds whatever they hear.
+The layer is channels-redis with Redis (the web workers, the Celery worker and the ASGI server
+are separate processes), and ``InProcessChannelLayer`` in the embedded default, where
+``manage.py serve`` runs everything in one process.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
 import logging
-import os
-import queue
-import threading
-import time
-import weakref
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from django.conf import settings
+from asgiref.sync import async_to_sync
+from channels.layers import InMemoryChannelLayer, get_channel_layer
+
+from games.engine.base import Event
+from games.engine.registry import get_game
+from games.models import Hand, Partie, Seat
+from games.visibility import redact_events
 
 logger = logging.getLogger(__name__)
 
-CHANNEL_PREFIX = "academie:live:partie:"
+#: The consumers' handler of a group message (``live.frames`` → ``live_frames``).
+MESSAGE_TYPE = "live.frames"
 
 
-def announcement(*, partie: Any, hand: Any = None) -> dict[str, Any]:
-    """What a watcher of ``partie`` is told: ``hand`` (a ``Hand``, or ``None`` for the partie
-    alone) as the command leaves it. Only fields every spectator sees."""
-    message: dict[str, Any] = {"partie": str(partie.pk), "partie_status": str(partie.status),
-                               "hand": None, "number": None, "seq": None, "status": None}
-    if hand is not None:
-        message.update(hand=str(hand.pk), number=hand.number, seq=hand.last_seq,
-                       status=str(hand.status))
-    return message
+def public_group(partie_id: Any) -> str:
+    return f"partie.{partie_id}"
 
 
-class Watcher:
-    """One stream's subscription to one or more parties: their announcements queue up here
-    until read, with ``get`` (a thread) or ``aget`` (an event loop: the watcher was made with
-    its ``loop``)."""
-
-    def __init__(self, partie_ids: Iterable[Any],
-                 loop: asyncio.AbstractEventLoop | None = None) -> None:
-        self.partie_ids = tuple(dict.fromkeys(str(p) for p in partie_ids))
-        self._loop = loop
-        self._queue: queue.SimpleQueue[dict[str, Any]] = queue.SimpleQueue()
-        self._aqueue: asyncio.Queue[dict[str, Any]] | None = asyncio.Queue() if loop else None
-
-    def put(self, message: dict[str, Any]) -> None:
-        if self._loop is None:
-            self._queue.put(message)
-        else:
-            assert self._aqueue is not None
-            with contextlib.suppress(RuntimeError):  # a closed loop: the stream is gone
-                self._loop.call_soon_threadsafe(self._aqueue.put_nowait, message)
-
-    def get(self, timeout: float) -> dict[str, Any] | None:
-        try:
-            return self._queue.get(timeout=timeout)
-        except queue.Empty:
-            return None
-
-    async def aget(self, timeout: float) -> dict[str, Any] | None:
-        assert self._aqueue is not None, "made without a loop: use get()"
-        try:
-            return await asyncio.wait_for(self._aqueue.get(), timeout)
-        except TimeoutError:
-            return None
+def seat_group(partie_id: Any, seat: int) -> str:
+    return f"partie.{partie_id}.seat.{seat}"
 
 
-class LocalHub:
-    """Announcements delivered to the watchers of this process."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._watchers: dict[str, set[Watcher]] = {}
-
-    def publish(self, message: dict[str, Any]) -> None:
-        self.deliver(message)
-
-    def deliver(self, message: dict[str, Any]) -> None:
-        watchers = self._watchers.get(message["partie"])
-        if not watchers:
-            return
-        with self._lock:
-            watchers = set(watchers)
-        for watcher in watchers:
-            watcher.put(message)
-
-    def watch(self, partie_ids: Iterable[Any],
-              loop: asyncio.AbstractEventLoop | None = None) -> Watcher:
-        watcher = Watcher(partie_ids, loop)
-        with self._lock:
-            for partie_id in watcher.partie_ids:
-                self._watchers.setdefault(partie_id, set()).add(watcher)
-        return watcher
-
-    def unwatch(self, watcher: Watcher) -> None:
-        with self._lock:
-            for partie_id in watcher.partie_ids:
-                watchers = self._watchers.get(partie_id)
-                if watchers is not None:
-                    watchers.discard(watcher)
-                    if not watchers:
-                        del self._watchers[partie_id]
-
-    def watching(self, partie_id: Any) -> int:
-        """How many watchers of ``partie_id`` this process has."""
-        return len(self._watchers.get(str(partie_id), ()))
+def group_of(partie_id: Any, seat: int | None) -> str:
+    return public_group(partie_id) if seat is None else seat_group(partie_id, seat)
 
 
-class RedisHub(LocalHub):
-    """Announcements through Redis pub/sub, between every process of a deployment."""
-
-    #: How long the listener waits before subscribing again after Redis failed.
-    RETRY_SECONDS = 1.0
-    #: How long the publisher lets announcements gather before it writes them, in one write:
-    #: a move is played and answered without waiting for it either way, and a page hears of it
-    #: at most this much later.
-    GATHER_SECONDS = 0.02
-
-    def __init__(self, url: str) -> None:
-        super().__init__()
-        self.url = url
-        self._outbox: queue.SimpleQueue[dict[str, Any]] = queue.SimpleQueue()
-        self._threads: dict[str, threading.Thread] = {}
-        self._started = threading.Lock()
-        hub = weakref.ref(self)
-        os.register_at_fork(after_in_child=lambda: (h := hub()) is not None and h._forked())
-        #: Set once the listener is subscribed (tests wait for it).
-        self.listening = threading.Event()
-
-    def _forked(self) -> None:
-        # The child has none of the parent's threads, streams or held locks.
-        self._threads, self._watchers = {}, {}
-        self._started, self._lock = threading.Lock(), threading.Lock()
-
-    def publish(self, message: dict[str, Any]) -> None:
-        self._outbox.put(message)
-        self._ensure("publisher", self._publish_loop)
-
-    def watch(self, partie_ids: Iterable[Any],
-              loop: asyncio.AbstractEventLoop | None = None) -> Watcher:
-        watcher = super().watch(partie_ids, loop)
-        self._ensure("listener", self._listen_loop)
-        return watcher
-
-    def _ensure(self, name: str, target: Callable[[], None]) -> None:
-        # One thread of each kind per process, started when first needed. Threads do not
-        # survive a fork: a forked process (a Celery or gunicorn worker) forgets the parent's
-        # (``__init__``) and starts its own.
-        if name in self._threads:
-            return
-        with self._started:
-            if name in self._threads:
-                return
-            thread = threading.Thread(target=target, name=f"academie-live-{name}", daemon=True)
-            self._threads[name] = thread
-            if name == "listener":
-                self.listening.clear()
-            thread.start()
-
-    def _client(self) -> Any:
-        import redis
-
-        return redis.Redis.from_url(self.url, socket_connect_timeout=2, health_check_interval=30)
-
-    def _connection(self) -> Any:
-        import redis
-
-        pool = redis.ConnectionPool.from_url(self.url, socket_connect_timeout=2)
-        connection = pool.connection_class(**pool.connection_kwargs)
-        connection.connect()
-        return connection
-
-    def _publish_loop(self) -> None:
-        # One connection of its own, written to directly: a write of every announcement that
-        # gathered, then their replies (redis-py's pipeline object cost 80 µs of CPU per batch
-        # here, a bare write and read 30 µs; bench/api_bench.md, fifteenth round).
-        connection = None
-        while True:
-            batch = [self._outbox.get()]
-            time.sleep(self.GATHER_SECONDS)
-            while len(batch) < 500:
-                try:
-                    batch.append(self._outbox.get_nowait())
-                except queue.Empty:
-                    break
-            try:
-                connection = connection or self._connection()
-                connection.send_packed_command(connection.pack_commands(
-                    [("PUBLISH", CHANNEL_PREFIX + m["partie"], json.dumps(m)) for m in batch]))
-                for _ in batch:
-                    connection.read_response()
-            except Exception:  # an announcement is a hint (module docstring): log, go on
-                logger.warning("live: %d announcement(s) not published", len(batch),
-                               exc_info=True)
-                if connection is not None:
-                    connection.disconnect()
-                connection = None
-
-    def _listen_loop(self) -> None:
-        while True:
-            try:
-                pubsub = self._client().pubsub(ignore_subscribe_messages=True)
-                pubsub.psubscribe(CHANNEL_PREFIX + "*")
-                pubsub.get_message(timeout=1.0)  # the subscription's confirmation
-                self.listening.set()
-                for raw in pubsub.listen():
-                    if raw.get("type") == "pmessage":
-                        self.deliver(json.loads(raw["data"]))
-            except Exception:
-                self.listening.clear()
-                logger.warning("live: the subscription failed; subscribing again",
-                               exc_info=True)
-                time.sleep(self.RETRY_SECONDS)
+def partie_frame(partie: Partie) -> dict[str, Any]:
+    """The frame that says the partie is over (or still playing): no hand, no seq."""
+    return {"kind": "partie", "partie": str(partie.pk), "partie_status": str(partie.status)}
 
 
-_hub: LocalHub | None = None
-_hub_lock = threading.Lock()
+def hand_frames(hand: Hand, seats: Sequence[int], audiences: Iterable[int | None], *,
+                after: int) -> dict[int | None, list[dict[str, Any]]]:
+    """Each audience's frames (``None``: a spectator) of the events of ``hand`` after seq
+    ``after``, one per event, in order: read from the event store and replayed, so that a live
+    push and a reconnection's catch-up are the same frames."""
+    # The services call this module on commit; the readers that build views import the
+    # services' event store, so they are imported here, not when the services import this.
+    from games import selectors
+    from games.services import store
+
+    audiences = list(audiences)
+    stream = store.events(hand)
+    if not stream or stream[-1]["seq"] <= after:
+        return {a: [] for a in audiences}
+    game = get_game(hand.partie.game)
+    state = game.replay(store.hand_deck(hand, len(seats)), [])
+    over = hand.status == Hand.Status.OVER
+    # Events are redacted as seen during the hand; the last frame of a hand that is over shows
+    # them as its record does. A hand's last event is its hand_over, so only that frame is over.
+    shown = {a: redact_events(stream, viewer=a, n_seats=len(seats), over=False)
+             for a in audiences}
+    last_seq = stream[-1]["seq"]
+    next_hand = selectors.next_hand_of(hand) if over else None
+    frames: dict[int | None, list[dict[str, Any]]] = {a: [] for a in audiences}
+    for i, event in enumerate(stream):
+        state = game.apply(state, Event.from_dict(event))
+        seq = event["seq"]
+        if seq <= after:
+            continue
+        last = seq == last_seq
+        # Between two events the hand was playing and waited on no recorded deadline: a
+        # stand-in row at that seq, never saved, lets view_of build the view as the API does.
+        at = hand if last else Hand(id=hand.pk, partie=hand.partie, number=hand.number,
+                                    status=Hand.Status.PLAYING, last_seq=seq,
+                                    commitment=hand.commitment)
+        loaded = store.Loaded(game=game, state=state, last_hash=event["hash"])
+        for audience in audiences:
+            view = selectors.view_of(hand=at, loaded=loaded, seat=audience,
+                                     next_hand=next_hand if last else None)
+            # Plain JSON types: frames cross the layer (msgpack with Redis) as they are.
+            view["status"] = str(view["status"])
+            view["deadline"] = view["deadline"].isoformat() if view["deadline"] else None
+            frames[audience].append({
+                "kind": "hand", **view,
+                "event": dict(event) if last and over else shown[audience][i],
+            })
+    return frames
 
 
-def hub() -> LocalHub:
-    """This process's hub: Redis pub/sub when ``REDIS_URL`` is set, else the local one."""
-    global _hub
-    if _hub is None:
-        with _hub_lock:
-            if _hub is None:
-                url = settings.REDIS_URL
-                _hub = RedisHub(url) if url else LocalHub()
-    return _hub
+def _seat_numbers(partie: Partie) -> list[int]:
+    return sorted(int(n) for n in Seat.objects.filter(partie=partie)
+                  .values_list("number", flat=True))
 
 
-def use_hub(new: LocalHub | None) -> LocalHub | None:
-    """Replace this process's hub (tests); ``None``: chosen again from the settings."""
-    global _hub
-    with _hub_lock:
-        old, _hub = _hub, new
-    return old
+def catch_up(*, partie_id: Any, seat: int | None, hand_id: Any = None,
+             after: int | None = None) -> list[dict[str, Any]]:
+    """What a client of ``seat`` (``None``: a spectator) is sent when it joins: the frames of
+    ``hand_id`` after ``after`` if it names one of the partie's hands, then the partie's latest
+    hand as it is now if that is another hand (or the client named none), then the partie's
+    end if it is over."""
+    partie = Partie.objects.get(pk=partie_id)
+    seats = _seat_numbers(partie)
+    hands = Hand.objects.select_related("partie", "secret").filter(partie=partie)
+    latest = hands.order_by("-number").first()
+    out: list[dict[str, Any]] = []
+    if hand_id is not None and after is not None:
+        known = hands.filter(pk=hand_id).first()
+        if known is not None:
+            out += hand_frames(known, seats, [seat], after=after)[seat]
+            if latest is not None and latest.pk == known.pk:
+                latest = None
+    if latest is not None:
+        out += hand_frames(latest, seats, [seat], after=latest.last_seq - 1)[seat]
+    if partie.status == Partie.Status.OVER:
+        out.append(partie_frame(partie))
+    return out
 
 
-def announce(message: dict[str, Any]) -> None:
-    """Hand ``message`` to the hub (called on commit)."""
+def _send(groups: dict[str, list[dict[str, Any]]]) -> None:
+    layer = get_channel_layer()
+    if layer is None:
+        return
+
+    async def send_all() -> None:
+        await asyncio.gather(*(layer.group_send(g, {"type": MESSAGE_TYPE, "frames": f})
+                               for g, f in groups.items() if f))
+
     try:
-        hub().publish(message)
-    except Exception:  # never let a hint fail a command that has committed
-        logger.warning("live: an announcement was dropped", exc_info=True)
-
-
-# -- the stream: server-sent events --------------------------------------------------------
-
-
-def event(message: dict[str, Any]) -> bytes:
-    """One server-sent event whose data is ``message`` as JSON."""
-    return f"data: {json.dumps(message, separators=(',', ':'))}\n\n".encode()
-
-
-KEEPALIVE = b": keep-alive\n\n"
-
-
-def retry_field(ms: int) -> bytes:
-    return f"retry: {ms}\n\n".encode()
-
-
-def stream(hub: LocalHub, partie_ids: Sequence[Any],
-           current: Callable[[], list[dict[str, Any]]], *, seconds: float,
-           keepalive: float) -> Iterator[bytes]:
-    """The events of a stream served by a thread: the parties' ``current`` hands (read once
-    subscribed, so that nothing committed in between is missed), then each announcement, a
-    comment every ``keepalive`` seconds without one, until ``seconds`` have passed (the
-    browser then connects again, after the ``retry`` the stream set)."""
-    watcher = hub.watch(partie_ids)
-    try:
-        yield retry_field(settings.ACADEMIE_LIVE_RETRY_MS)
-        for message in current():
-            yield event(message)
-        end = time.monotonic() + seconds
-        while (left := end - time.monotonic()) > 0:
-            message = watcher.get(min(keepalive, left))
-            yield KEEPALIVE if message is None else event(message)
-    finally:
-        hub.unwatch(watcher)
-
-
-async def astream(hub: LocalHub, partie_ids: Sequence[Any],
-                  current: Callable[[], list[dict[str, Any]]], *, seconds: float,
-                  keepalive: float) -> AsyncIterator[bytes]:
-    """``stream`` for an event loop (the live server, ASGI)."""
-    from asgiref.sync import sync_to_async
-
-    watcher = hub.watch(partie_ids, loop=asyncio.get_running_loop())
-    try:
-        yield retry_field(settings.ACADEMIE_LIVE_RETRY_MS)
-        for message in await sync_to_async(current)():
-            yield event(message)
-        end = time.monotonic() + seconds
-        while (left := end - time.monotonic()) > 0:
-            message = await watcher.aget(min(keepalive, left))
-            yield KEEPALIVE if message is None else event(message)
-    finally:
-        hub.unwatch(watcher)
+        async_to_sync(send_all)()
+    except Exception:  # the command has committed: a lost push is caught up on reconnection
+        logger.warning("live: frames for %s not sent", ", ".join(groups), exc_info=True)
 
 
 def publish_hand(*, partie: Any, hand: Any, events: Sequence[Any]) -> None:
-    """After a command commits: tell the partie's watchers where it left ``hand``."""
-    announce(announcement(partie=partie, hand=hand))
+    """After a command commits: send the events it appended to ``hand`` to the partie's public
+    group and to each seat's group, each audience its own frames."""
+    if not events:
+        return
+    seats = _seat_numbers(partie)
+    audiences: list[int | None] = [None, *seats]
+    frames = hand_frames(hand, seats, audiences, after=int(events[0]["seq"]) - 1)
+    _send({group_of(partie.pk, a): frames[a] for a in audiences})
 
 
 def publish_partie(*, partie: Any) -> None:
-    """After a partie closes: tell its watchers."""
-    announce(announcement(partie=partie))
+    """After a partie closes: tell the public group and every seat."""
+    frame = partie_frame(partie)
+    _send({group_of(partie.pk, a): [frame] for a in [None, *_seat_numbers(partie)]})
+
+
+class InProcessChannelLayer(InMemoryChannelLayer):
+    """Channels' in-memory layer for a process whose commands also run outside the server's
+    event loop (the embedded default's timer and clock threads, each ``async_to_sync`` call
+    there on a loop of its own). The in-memory layer's queues belong to the loop that waits on
+    them, and are not safe to fill from another thread: a send from another loop is handed to
+    the loop that receives."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._receiving: asyncio.AbstractEventLoop | None = None
+
+    async def receive(self, channel: str) -> Any:
+        self._receiving = asyncio.get_running_loop()
+        return await super().receive(channel)
+
+    def _elsewhere(self) -> asyncio.AbstractEventLoop | None:
+        loop = self._receiving
+        if loop is None or loop.is_closed() or not loop.is_running():
+            return None
+        return None if loop is asyncio.get_running_loop() else loop
+
+    async def send(self, channel: str, message: dict[str, Any]) -> None:
+        loop = self._elsewhere()
+        if loop is None:
+            return await super().send(channel, message)
+        parent = super()
+        await asyncio.wrap_future(
+            asyncio.run_coroutine_threadsafe(parent.send(channel, message), loop))
+
+    async def group_send(self, group: str, message: dict[str, Any]) -> None:
+        loop = self._elsewhere()
+        if loop is None:
+            return await super().group_send(group, message)
+        parent = super()
+        await asyncio.wrap_future(
+            asyncio.run_coroutine_threadsafe(parent.group_send(group, message), loop))

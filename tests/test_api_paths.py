@@ -58,7 +58,7 @@ def test_answers_are_drfs_json(client: Client) -> None:
     assert refused.status_code == 406 and refused.json()["error"] == "not_acceptable"
 
 
-def test_the_schema_documents_every_refusal_and_streams_event_by_event() -> None:
+def test_the_schema_documents_every_refusal() -> None:
     schema = SchemaGenerator().get_schema(request=None, public=True)
     assert set(schema["components"]["schemas"]["Error"]["required"]) == {"error", "detail"}
     error = {"$ref": "#/components/schemas/Error"}
@@ -78,7 +78,3 @@ def test_the_schema_documents_every_refusal_and_streams_event_by_event() -> None
     moves = schema["paths"]["/api/hands/{hand_id}/moves"]["post"]["responses"]
     assert "201" in moves and "200" not in moves
     assert "409" in schema["paths"]["/api/hands/{hand_id}/record"]["get"]["responses"]
-    live = schema["paths"]["/api/parties/{partie_id}/live"]["get"]["responses"]
-    event = {"$ref": "#/components/schemas/ServerSentEvent"}
-    assert live["200"]["content"]["text/event-stream"]["schema"] == event
-    assert live["404"]["content"]["text/event-stream"]["schema"] == event

@@ -8,23 +8,21 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_docker_compose_runs_postgres_redis_web_live_worker_and_beat() -> None:
+def test_docker_compose_runs_postgres_redis_web_worker_and_beat() -> None:
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
     services = compose["services"]
-    assert set(services) == {"postgres", "redis", "web", "live", "worker", "beat"}
-    # Streams are held open: an ASGI server serves them, and pages are told where it is.
-    assert "uvicorn config.asgi:application" in services["live"]["command"]
-    assert services["web"]["environment"]["ACADEMIE_LIVE_URL"].endswith(":8001}")
-    assert "8000" in services["live"]["environment"]["ACADEMIE_LIVE_ORIGINS"]
+    assert set(services) == {"postgres", "redis", "web", "worker", "beat"}
+    # One ASGI server for the pages, the API and the live tables' WebSockets.
+    assert "daphne" in services["web"]["command"]
+    assert "config.asgi:application" in services["web"]["command"]
     assert "celery -A config worker" in services["worker"]["command"]
     assert "celery -A config beat" in services["beat"]["command"]
-    assert "gunicorn config.wsgi:application" in services["web"]["command"]
 
 
 def test_the_app_services_get_the_settings_the_code_reads() -> None:
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
     settings_text = (ROOT / "config" / "settings" / "base.py").read_text()
-    for name in ("web", "live", "worker", "beat"):
+    for name in ("web", "worker", "beat"):
         env = compose["services"][name]["environment"]
         assert env["DATABASE_URL"].startswith("postgres://")
         assert env["REDIS_URL"].startswith("redis://")

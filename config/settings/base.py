@@ -19,6 +19,7 @@ DEBUG = env.bool("DJANGO_DEBUG", default=False)
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"])
 
 INSTALLED_APPS = [
+    "daphne",  # first: its runserver serves ASGI (HTTP and the live WebSockets)
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -146,16 +147,13 @@ CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=100)
 # How deadlines fire (games/tasks.py): celery with Redis, a timer thread in the embedded default.
 ACADEMIE_TIMERS = env.str("ACADEMIE_TIMERS", default="celery" if REDIS_URL else "thread")
 
-# Live table updates (games/live.py): a stream (GET /api/parties/{id}/live) lasts this long,
-# with a comment every KEEPALIVE seconds when nothing happens; the browser reconnects after
-# RETRY_MS. LIVE_URL: where pages open the stream when the live server (ASGI) is not behind the
-# same address as the pages ("" = the same address); LIVE_ORIGINS: the pages' origins the live
-# server then answers with credentials (CORS), e.g. "http://localhost:8000".
-ACADEMIE_LIVE_SECONDS = env.float("ACADEMIE_LIVE_SECONDS", default=300.0)
-ACADEMIE_LIVE_KEEPALIVE_SECONDS = env.float("ACADEMIE_LIVE_KEEPALIVE_SECONDS", default=15.0)
-ACADEMIE_LIVE_RETRY_MS = env.int("ACADEMIE_LIVE_RETRY_MS", default=2000)
-ACADEMIE_LIVE_URL = env.str("ACADEMIE_LIVE_URL", default="")
-ACADEMIE_LIVE_ORIGINS = env.list("ACADEMIE_LIVE_ORIGINS", default=[])
+# Live table updates (games/live.py): channels-redis between the processes of a deployment; in
+# the embedded default, where one process serves and plays everything, an in-memory layer.
+if REDIS_URL:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer",
+                                  "CONFIG": {"hosts": [REDIS_URL], "prefix": "academie:live"}}}
+else:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "games.live.InProcessChannelLayer"}}
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "lobby"

@@ -5,8 +5,6 @@ from . import views
 urlpatterns = [
     path("parties/", views.PartieListView.as_view(), name="partie-list"),
     path("parties/<uuid:partie_id>/", views.PartieDetailView.as_view(), name="partie-detail"),
-    path("live", views.LiveView.as_view(), name="live"),
-    path("parties/<uuid:partie_id>/live", views.PartieLiveView.as_view(), name="partie-live"),
     path("hands/<uuid:hand_id>/", views.HandDetailView.as_view(), name="hand-detail"),
     path("hands/<uuid:hand_id>/moves", views.HandMovesView.as_view(), name="hand-moves"),
     path("hands/<uuid:hand_id>/events", views.HandEventsView.as_view(), name="hand-events"),

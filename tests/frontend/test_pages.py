@@ -48,16 +48,17 @@ def test_soiree_table_and_audit_pages_render(client, organiser, django_user_mode
     assert f"/api/hands/{hand.pk}/record" in audit
 
 
-def test_the_table_page_watches_its_partie_where_the_live_server_is(
-        client, organiser, settings) -> None:
+def test_the_table_page_follows_the_viewer_s_seat_or_the_public_frames(
+        client, organiser, outsider) -> None:
     partie = partie_start(game="comet", players=[organiser], bots=["heuristic", "heuristic"],
                           buy_in=20, at=timezone.now())
     hand = partie.hands.get()
+    seat = partie.seats.get(player=organiser).number
+
     client.force_login(organiser)
+    seated = client.get(f"/hands/{hand.pk}/").content.decode()
+    client.force_login(outsider)
+    watching = client.get(f"/hands/{hand.pk}/").content.decode()
 
-    same_address = client.get(f"/hands/{hand.pk}/").content.decode()
-    settings.ACADEMIE_LIVE_URL = "http://live.example:8001"
-    elsewhere = client.get(f"/hands/{hand.pk}/").content.decode()
-
-    assert f'new EventSource("/api/parties/{partie.pk}/live"' in same_address
-    assert f'EventSource("http://live.example:8001/api/parties/{partie.pk}/live"' in elsewhere
+    assert f'liveSocket("/ws/parties/{partie.pk}/seats/{seat}/"' in seated
+    assert f'liveSocket("/ws/parties/{partie.pk}/"' in watching

@@ -648,10 +648,6 @@ def test_the_openapi_schema_describes_the_hand_api(outsider: Any, api_as: Any) -
     assert "/api/hands/{hand_id}/moves" in paths
     assert "post" in paths["/api/hands/{hand_id}/moves"]
     assert "/api/parties/" in paths
-    assert "text/event-stream" in paths["/api/parties/{partie_id}/live"]["get"]["responses"]["200"][
-        "content"]
-    assert "partie" in [p["name"] for p in paths["/api/live"]["get"]["parameters"]]
-    assert "406" in paths["/api/live"]["get"]["responses"]  # a stream asked for as JSON
     assert "406" not in paths["/api/hands/{hand_id}/moves"]["post"]["responses"]
 
 

@@ -162,17 +162,12 @@ def illegal_move_for(table: Table, viewer: int) -> dict[str, Any]:
 
 
 #: Answers that do not depend on who asks (their views never read the requester).
-SHARED = ("record", "verify", "partie", "parties", "live")
+SHARED = ("record", "verify", "partie", "parties")
 
 
 def _body(answer: Any) -> tuple[Any, str]:
-    """An answer's JSON and text; the live stream's (games/live.py: a server that serves one
-    request at a time sends its first event and ends) as the list of its events."""
-    if not answer.streaming:
-        return answer.json(), answer.content.decode()
-    text = b"".join(answer.streaming_content).decode()
-    return [json.loads(line[len("data: "):]) for line in text.splitlines()
-            if line.startswith("data: ")], text
+    """An answer's JSON and text (the live frames are checked in test_live.py)."""
+    return answer.json(), answer.content.decode()
 
 
 def check_everything_as_everyone(table: Table) -> None:
@@ -188,8 +183,7 @@ def check_everything_as_everyone(table: Table) -> None:
     hidden_from_all = hidden_of(state, None)  # every hand and the talon
     base = f"/api/hands/{hand.id}"
     shared_urls = {"record": f"{base}/record", "verify": f"{base}/verify",
-                   "partie": f"/api/parties/{table.partie.pk}/", "parties": "/api/parties/",
-                   "live": f"/api/parties/{table.partie.pk}/live"}
+                   "partie": f"/api/parties/{table.partie.pk}/", "parties": "/api/parties/"}
     first_look = table.looks.get(hand.pk, 0) == 0
     shared_seen: dict[str, Any] = {}
     for turn, (viewer, client) in enumerate(table.clients.items()):

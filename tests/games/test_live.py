@@ -1,348 +1,408 @@
-"""Live table updates (games/live.py): what a command announces once it commits, and the stream
-of server-sent events pages watch (GET /api/parties/{id}/live), served by a thread (the embedded
-server), by an event loop (the live server, ASGI) and, with Redis, across processes."""
+"""Live table updates (games/live.py, games/consumers.py) through the ASGI application as
+deployed (config/asgi.py: origin check, session auth, the routes), on the in-process channel
+layer of the embedded default and on channels-redis.
+
+Each test drives its sockets from one ``async_to_sync`` scenario: the consumers' database reads
+and the services run from it (``sync_to_async``) come back to the test's thread, and a command's
+on-commit push runs on the scenario's event loop, as a request's does under daphne.
+"""
 
 from __future__ import annotations
 
-import base64
+import asyncio
+import hashlib
 import json
 import random
-import socket
 import threading
 import time
 import uuid
-from contextlib import nullcontext
-from datetime import UTC, datetime, timedelta
+from collections.abc import Callable, Iterator
+from datetime import timedelta
 from typing import Any
 
 import pytest
-from asgiref.sync import async_to_sync
-from django.test import AsyncClient
-from rest_framework.test import APIClient
+import redis
+from asgiref.sync import async_to_sync, sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.test import Client
+from django.utils import timezone
 
-from games import live
-from games.errors import StaleSequence
+from config.asgi import application
+from games.engine.cards import COMET, FULL_DECK, is_card
+from games.live import InProcessChannelLayer
 from games.models import Hand, Partie
 from games.services import move_play, partie_close, store
 
-from .factories import PartieFactory
+from .factories import PartieFactory, UserFactory
 
-pytestmark = pytest.mark.django_db
+# The sockets' reads run on the test's thread between its commands, which commit: transactional
+# tests, which the append-only triggers let only PostgreSQL's test set-up empty (tests/conftest.py).
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
-T0 = datetime(2030, 5, 4, 20, 0, tzinfo=UTC)
-KEYS = {"partie", "partie_status", "hand", "number", "seq", "status"}
-STREAM = "text/event-stream"
+REDIS_URL = "redis://127.0.0.1:6379/11"
+PRIVATE_TYPES = {"offer", "give_back", "return", "draw"}  # RULES.md §3: seen by some seats
 
 
-def _partie(people: list[Any], *, pause: int = 30) -> Partie:
+@pytest.fixture(autouse=True)
+def seeded_deals(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every deal of the test from a seed derived from the test's name."""
+    counter = iter(range(1_000_000))
+    monkeypatch.setattr("games.services.parties.new_seed", lambda: hashlib.sha256(
+        f"{request.node.nodeid}:{next(counter)}".encode()).hexdigest())
+
+
+@pytest.fixture(params=["in-process", pytest.param("redis", marks=pytest.mark.redis)])
+def layer(request: pytest.FixtureRequest, settings: Any) -> Iterator[str]:
+    if request.param == "in-process":
+        settings.CHANNEL_LAYERS = {"default": {"BACKEND": "games.live.InProcessChannelLayer"}}
+        yield request.param
+        return
+    prefix = f"academie-test:{uuid.uuid4().hex}"
+    settings.CHANNEL_LAYERS = {"default": {
+        "BACKEND": "channels_redis.core.RedisChannelLayer",
+        "CONFIG": {"hosts": [REDIS_URL], "prefix": prefix}}}
+    yield request.param
+    client = redis.Redis.from_url(REDIS_URL)
+    for key in client.scan_iter(f"{prefix}*"):
+        client.delete(key)
+
+
+def _cookie(user: Any) -> bytes:
+    client = Client()
+    client.force_login(user)
+    return f"sessionid={client.cookies['sessionid'].value}".encode()
+
+
+def _socket(path: str, cookie: bytes | None = None, *,
+            origin: bytes = b"http://testserver") -> WebsocketCommunicator:
+    headers = [(b"host", b"testserver"), (b"origin", origin)]
+    if cookie is not None:
+        headers.append((b"cookie", cookie))
+    return WebsocketCommunicator(application, path, headers)
+
+
+async def _drain(socket: WebsocketCommunicator, wait: float = 0.5) -> list[dict[str, Any]]:
+    """Every frame the socket has received, once none has come for ``wait`` seconds."""
+    frames = []
+    while not await socket.receive_nothing(timeout=wait):
+        frames.append(await socket.receive_json_from())
+    return frames
+
+
+async def _closed_with(socket: WebsocketCommunicator) -> int:
+    connected, _ = await socket.connect()
+    assert connected  # accepted, then closed with a code the page can read
+    message = await socket.receive_output(timeout=2)
+    assert message["type"] == "websocket.close"
+    return int(message["code"])
+
+
+def _commere(people: list[Any]) -> Partie:
     # Announcing is optional, so that a hand is not over at its deal.
-    return PartieFactory(game="commere", players=people, buy_in=100, at=T0,
+    return PartieFactory(game="commere", players=people, buy_in=100,
                          options={"rounds": 3, "compulsory_announce": False},
-                         pause_between_hands=timedelta(seconds=pause))
-
-
-def _move(hand: Hand, rng: random.Random) -> tuple[int, Any]:
-    loaded = store.load(hand)
-    seat = loaded.game.to_act(loaded.state)[0]
-    return seat, rng.choice(loaded.game.legal_moves(loaded.state)[seat])
-
-
-def _play(hand: Hand, users: dict[int, Any], rng: random.Random, capture: Any) -> Hand:
-    seat, move = _move(hand, rng)
-    with capture(execute=True):
-        played = move_play(hand_id=hand.id, user=users[seat], move=move, seq=hand.last_seq,
-                           command_id=uuid.uuid4(), at=T0 + timedelta(seconds=1))
-    return played.hand
-
-
-def _drain(watcher: live.Watcher) -> list[dict[str, Any]]:
-    got = []
-    while (message := watcher.get(0)) is not None:
-        got.append(message)
-    return got
+                         pause_between_hands=timedelta(seconds=30))
 
 
 def _users(partie: Partie) -> dict[int, Any]:
     return {s.number: s.player for s in partie.seats.all()}
 
 
-def test_a_committed_move_announces_its_hand_and_nothing_a_spectator_may_not_see(
-        people, live_hub, django_capture_on_commit_callbacks):
-    partie = _partie(people)
-    hand = partie.hands.get()
-    watcher = live_hub.watch([partie.pk])
-
-    moved = _play(hand, _users(partie), random.Random(3), django_capture_on_commit_callbacks)
-
-    [message] = _drain(watcher)
-    assert set(message) == KEYS
-    assert message == {"partie": str(partie.pk), "partie_status": "playing",
-                       "hand": str(hand.pk), "number": 1, "seq": moved.last_seq,
-                       "status": moved.status}
-    assert moved.last_seq > hand.last_seq
+def _play_one(hand_id: Any, users: dict[int, Any], rng: random.Random) -> Hand:
+    """The awaited seat's move (a random legal one), as its own browser would post it."""
+    hand = Hand.objects.select_related("partie", "secret").get(pk=hand_id)
+    loaded = store.load(hand)
+    seat = loaded.game.to_act(loaded.state)[0]
+    move = rng.choice(loaded.game.legal_moves(loaded.state)[seat])
+    return move_play(hand_id=hand.pk, user=users[seat], move=move, seq=hand.last_seq,
+                     command_id=uuid.uuid4(), at=timezone.now()).hand
 
 
-def test_a_refused_move_announces_nothing_and_a_move_only_once_it_commits(
-        people, live_hub, django_capture_on_commit_callbacks):
-    partie = _partie(people)
+def test_a_move_reaches_the_public_and_the_seat_groups_with_its_seq(layer, people) -> None:
+    partie = _commere(people)
     hand = partie.hands.get()
     users = _users(partie)
-    seat, move = _move(hand, random.Random(4))
-    watcher = live_hub.watch([partie.pk])
+    cookies = {seat: _cookie(user) for seat, user in users.items()}
+    watcher = _cookie(people[0])
 
-    with django_capture_on_commit_callbacks(execute=True), pytest.raises(StaleSequence):
-        move_play(hand_id=hand.id, user=users[seat], move=move, seq=hand.last_seq - 1,
-                  command_id=uuid.uuid4(), at=T0)
-    assert _drain(watcher) == []
-    with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        played = move_play(hand_id=hand.id, user=users[seat], move=move, seq=hand.last_seq,
-                           command_id=uuid.uuid4(), at=T0)
-    assert _drain(watcher) == []  # not committed yet
-    for callback in callbacks:  # what the commit runs
-        callback()
-    assert [m["seq"] for m in _drain(watcher)] == [played.hand.last_seq]
+    async def scenario() -> None:
+        public = _socket(f"/ws/parties/{partie.pk}/", watcher)
+        seats = {n: _socket(f"/ws/parties/{partie.pk}/seats/{n}/", c) for n, c in cookies.items()}
+        for socket in (public, *seats.values()):
+            assert (await socket.connect())[0]
+            [first] = await _drain(socket, 0.2)  # the hand as it is now
+            assert (first["hand"], first["seq"]) == (str(hand.pk), hand.last_seq)
+
+        moved = await sync_to_async(_play_one)(hand.pk, users, random.Random(3))
+
+        new_seqs = list(range(hand.last_seq + 1, moved.last_seq + 1))
+        public_frames = await _drain(public)
+        assert [f["seq"] for f in public_frames] == new_seqs
+        assert {(f["kind"], f["hand"], f["partie"]) for f in public_frames} == {
+            ("hand", str(hand.pk), str(partie.pk))}
+        assert public_frames[-1]["your_seat"] is None and public_frames[-1]["view"]["hand"] is None
+        for n, socket in seats.items():
+            frames = await _drain(socket, 0.1)
+            assert [f["seq"] for f in frames] == new_seqs
+            assert frames[-1]["your_seat"] == n
+            assert len(frames[-1]["view"]["hand"]) == 3  # his own three cards
+            assert [f["event"]["seq"] for f in frames] == new_seqs
+        for socket in (public, *seats.values()):
+            await socket.disconnect()
+
+    async_to_sync(scenario)()
 
 
-def test_the_move_that_ends_a_hand_announces_its_end_then_the_next_deal(
-        people, live_hub, django_capture_on_commit_callbacks):
-    partie = _partie(people, pause=0)
+def test_only_the_seated_person_may_join_a_seat_and_strangers_none(
+        layer, people, outsider) -> None:
+    partie = _commere(people)
+    bot_table = PartieFactory(game="comet", players=[UserFactory()],
+                              bots=["heuristic", "heuristic"], buy_in=20)
+    seat1 = next(s.number for s in partie.seats.all() if s.player_id == people[1].pk)
+    bot_seat = next(s.number for s in bot_table.seats.all() if s.bot)
+    alice, bruno, oscar = _cookie(people[0]), _cookie(people[1]), _cookie(outsider)
+    path = f"/ws/parties/{partie.pk}/seats/{seat1}/"
+
+    async def scenario() -> None:
+        assert await _closed_with(_socket(path, alice)) == 4403
+        assert await _closed_with(_socket(path, oscar)) == 4403
+        assert await _closed_with(_socket(path)) == 4401  # nobody signed in
+        assert await _closed_with(_socket(f"/ws/parties/{partie.pk}/")) == 4401
+        assert await _closed_with(_socket(
+            f"/ws/parties/{bot_table.pk}/seats/{bot_seat}/", alice)) == 4403
+        assert await _closed_with(_socket(f"/ws/parties/{partie.pk}/seats/9/", bruno)) == 4404
+        assert await _closed_with(_socket(f"/ws/parties/{uuid.uuid4()}/", bruno)) == 4404
+        assert await _closed_with(_socket(f"{path}?hand=nope&after=1", bruno)) == 4400
+        assert await _closed_with(_socket(f"{path}?after=-1&hand={uuid.uuid4()}", bruno)) == 4400
+        # Another site's page cannot open the socket with the person's cookie.
+        connected, _ = await _socket(path, bruno, origin=b"http://evil.example").connect()
+        assert not connected
+        # The seated person may: his own cards come first.
+        mine = _socket(path, bruno)
+        assert (await mine.connect())[0]
+        [frame] = await _drain(mine, 0.2)
+        assert frame["your_seat"] == seat1 and len(frame["view"]["hand"]) == 3
+        await mine.disconnect()
+        # Anyone signed in may watch the table.
+        public = _socket(f"/ws/parties/{partie.pk}/", oscar)
+        assert (await public.connect())[0]
+        [frame] = await _drain(public, 0.2)
+        assert frame["your_seat"] is None and frame["view"]["hand"] is None
+        await public.disconnect()
+
+    async_to_sync(scenario)()
+
+
+def test_a_client_that_reconnects_after_a_seq_gets_what_it_missed(layer, people) -> None:
+    partie = _commere(people)
     hand = partie.hands.get()
-    users, rng = _users(partie), random.Random(5)
-    watcher = live_hub.watch([partie.pk])
+    users = _users(partie)
+    seat = next(n for n, u in users.items() if u.pk == people[2].pk)
+    cookie = _cookie(people[2])
+    rng = random.Random(5)
 
-    commands = 0
+    async def scenario() -> None:
+        first = _socket(f"/ws/parties/{partie.pk}/seats/{seat}/", cookie)
+        assert (await first.connect())[0]
+        [now] = await _drain(first, 0.2)
+        moved = await sync_to_async(_play_one)(hand.pk, users, rng)
+        live = await _drain(first)
+        await first.disconnect()
+        seen = now["seq"]
+        assert live and live[-1]["seq"] == moved.last_seq
+
+        # While away: two more moves.
+        for _ in range(2):
+            moved = await sync_to_async(_play_one)(hand.pk, users, rng)
+
+        again = _socket(f"/ws/parties/{partie.pk}/seats/{seat}/?hand={hand.pk}&after={seen}",
+                        cookie)
+        assert (await again.connect())[0]
+        missed = await _drain(again, 0.3)
+        assert [f["seq"] for f in missed] == list(range(seen + 1, moved.last_seq + 1))
+        # The same events and views as the push sent, built again from the event store (only
+        # the deadline the hand then waited on is gone: it has moved on).
+        def kept(frames: list[dict[str, Any]]) -> list[Any]:
+            return [(f["seq"], f["event"], f["view"]) for f in frames]
+
+        assert kept(missed[:len(live)]) == kept(live)
+        # A first message asks the same of an open socket.
+        await again.send_json_to({"hand": str(hand.pk), "after": moved.last_seq - 1})
+        [last] = await _drain(again, 0.3)
+        assert last == missed[-1]
+        await again.send_json_to({"after": "soon"})
+        assert (await again.receive_json_from())["kind"] == "error"
+        await again.disconnect()
+
+    async_to_sync(scenario)()
+
+
+def test_the_in_process_layer_hands_a_send_from_another_thread_to_the_receiving_loop() -> None:
+    """The embedded default's timer threads push through the server's event loop: without the
+    hand-over the waiting loop would not wake for it until its next timer."""
+    layer = InProcessChannelLayer()
+
+    async def scenario() -> tuple[Any, float]:
+        channel = await layer.new_channel()
+        await layer.group_add("table", channel)
+        receiving = asyncio.ensure_future(layer.receive(channel))
+        await asyncio.sleep(0.05)  # waiting on this loop
+        began = time.monotonic()
+        timer = threading.Thread(target=async_to_sync(layer.group_send),
+                                 args=("table", {"type": "live.frames", "frames": []}))
+        timer.start()
+        message = await asyncio.wait_for(receiving, 5)
+        await asyncio.to_thread(timer.join, 5)  # its send completes on this loop
+        return message, time.monotonic() - began
+
+    message, took = async_to_sync(scenario)()
+    assert message == {"type": "live.frames", "frames": []}
+    assert took < 1
+
+
+def test_a_partie_that_closes_is_announced_to_its_watchers(layer, people) -> None:
+    partie = PartieFactory(game="comet", players=[people[0]], bots=["heuristic", "heuristic"],
+                           buy_in=20)
+    hand = partie.hands.get()
+    watcher = _cookie(people[1])
+
+    async def scenario() -> None:
+        public = _socket(f"/ws/parties/{partie.pk}/", watcher)
+        assert (await public.connect())[0]
+        await _drain(public, 0.2)
+        # The bots and the person's time-outs end the hand, then the partie closes.
+        await sync_to_async(_finish_and_close)(hand.pk, partie.pk)
+        frames = await _drain(public)
+        assert frames[-1] == {"kind": "partie", "partie": str(partie.pk), "partie_status": "over"}
+        await public.disconnect()
+
+    async_to_sync(scenario)()
+
+
+def _finish_and_close(hand_id: Any, partie_id: Any) -> None:
+    from games.services import deadline_fire
+
+    hand = Hand.objects.get(pk=hand_id)
     while hand.status != Hand.Status.OVER:
-        hand = _play(hand, users, rng, django_capture_on_commit_callbacks)
-        commands += 1
-
-    heard = _drain(watcher)
-    assert len(heard) == commands + 1  # one per command, and the next hand's deal
-    second = partie.hands.get(number=2)
-    assert heard[-2:] == [
-        {"partie": str(partie.pk), "partie_status": "playing", "hand": str(hand.pk),
-         "number": 1, "seq": hand.last_seq, "status": "over"},
-        {"partie": str(partie.pk), "partie_status": "playing", "hand": str(second.pk),
-         "number": 2, "seq": second.last_seq, "status": second.status},
-    ]
-    assert [m["seq"] for m in heard[:-1]] == sorted(m["seq"] for m in heard[:-1])
+        assert deadline_fire(hand_id=hand.pk, seq=hand.last_seq,
+                             at=timezone.now() + timedelta(hours=1))
+        hand.refresh_from_db()
+    partie_close(partie=Partie.objects.get(pk=partie_id), at=timezone.now())
 
 
-def test_a_partie_that_closes_is_announced(people, live_hub, django_capture_on_commit_callbacks):
-    partie = _partie(people)
+# -- hidden information ---------------------------------------------------------------------
+
+
+def _held(state: Any, seat: int) -> set[str]:
+    hand = state.hands[seat]
+    if isinstance(hand, int):  # Comet: a mask of canonical card indices
+        return {card for i, card in enumerate(FULL_DECK) if hand >> i & 1}
+    return set(hand)
+
+
+#: Fields that name a card nobody is shown holding: the card Comet's run needs next, or cannot
+#: get, follows from the cards played.
+NAMED_ONLY = {"next_card", "blocked"}
+
+
+def _cards(value: Any) -> set[str]:
+    """Every card shown anywhere in ``value`` (a frame)."""
+    if isinstance(value, dict):
+        return set().union(*(_cards(v) for k, v in value.items() if k not in NAMED_ONLY))
+    if isinstance(value, list):
+        return set().union(*map(_cards, value))
+    return {value} if is_card(value) else set()
+
+
+def _allowed(hand: Hand, n_seats: int) -> Callable[[int | None, int], set[str] | None]:
+    """What each audience may have seen by each seq, worked out from the hand's full stream and
+    the engine's states, not from the views: the cards of public events, and for a seat the
+    cards it has held and those offered to it. ``None`` once the hand is over: everything."""
+    loaded = store.load(hand)
+    game, stream = loaded.game, store.events(hand)
+    from games.engine.base import Event
+
+    state = game.replay(store.hand_deck(hand), [])
+    public: set[str] = set()
+    known: dict[int, set[str]] = {s: set() for s in range(n_seats)}
+    by_seq: dict[int, tuple[set[str], dict[int, set[str]]]] = {}
+    for event in stream:
+        state = game.apply(state, Event.from_dict(event))
+        payload = {k: v for k, v in event.items() if k not in ("hash", "prev")}
+        if event["type"] not in PRIVATE_TYPES:
+            public |= _cards(payload) | ({COMET} if event["type"] == "comet" else set())
+        elif event["type"] == "offer":
+            known[(event["seat"] + 1) % n_seats].add(event["card"])
+        for s in range(n_seats):
+            known[s] |= _held(state, s)
+        by_seq[event["seq"]] = (set(public), {s: set(c) for s, c in known.items()})
+    last = stream[-1]["seq"]
+
+    def allowed(audience: int | None, seq: int) -> set[str] | None:
+        if seq == last and hand.status == Hand.Status.OVER:
+            return None
+        seen, mine = by_seq[seq]
+        return seen if audience is None else seen | mine[audience]
+
+    return allowed
+
+
+@pytest.mark.parametrize("game", ["commere", "comet"])
+def test_no_frame_to_a_seat_or_a_spectator_holds_a_hidden_card(layer, game, people) -> None:
+    if game == "commere":
+        partie = _commere(people)
+    else:
+        partie = PartieFactory(game="comet", players=people[:3], buy_in=50)
     hand = partie.hands.get()
-    Hand.objects.filter(pk=hand.pk).update(status=Hand.Status.OVER)  # as if it had ended
-    watcher = live_hub.watch([partie.pk])
+    users = _users(partie)
+    cookies = {seat: _cookie(user) for seat, user in users.items()}
+    watcher = _cookie(people[3])
+    rng = random.Random(f"{game}-hidden")
+    moves = 0
 
-    with django_capture_on_commit_callbacks(execute=True):
-        partie_close(partie=partie, at=T0 + timedelta(hours=1))
+    async def scenario() -> dict[int | None, list[dict[str, Any]]]:
+        nonlocal moves
+        sockets: dict[int | None, WebsocketCommunicator] = {
+            None: _socket(f"/ws/parties/{partie.pk}/", watcher),
+            **{n: _socket(f"/ws/parties/{partie.pk}/seats/{n}/", c) for n, c in cookies.items()}}
+        got: dict[int | None, list[dict[str, Any]]] = {a: [] for a in sockets}
+        for socket in sockets.values():
+            assert (await socket.connect())[0]
+        current = hand
+        while current.status != Hand.Status.OVER:
+            current = await sync_to_async(_play_one)(hand.pk, users, rng)
+            moves += 1
+            for audience, socket in sockets.items():
+                got[audience] += await _drain(socket, 0.05)
+        for audience, socket in sockets.items():
+            got[audience] += await _drain(socket, 0.3)
+            await socket.disconnect()
+        return got
 
-    assert _drain(watcher) == [{"partie": str(partie.pk), "partie_status": "over", "hand": None,
-                                "number": None, "seq": None, "status": None}]
-
-
-# -- the stream --------------------------------------------------------------------------------
-
-
-def _events(chunks: list[bytes]) -> list[dict[str, Any]]:
-    return [json.loads(c[len(b"data: "):]) for c in chunks if c.startswith(b"data: ")]
-
-
-def test_the_stream_sends_the_current_hand_then_each_announcement_then_ends(
-        people, settings, django_capture_on_commit_callbacks):
-    settings.ACADEMIE_LIVE_SECONDS = 1.0
-    settings.ACADEMIE_LIVE_KEEPALIVE_SECONDS = 0.2
-    partie = _partie(people)
-    hand = partie.hands.get()
-    client = APIClient()
-    client.force_authenticate(people[0])
-
-    response = client.get(f"/api/parties/{partie.pk}/live", HTTP_ACCEPT=STREAM,
-                          **{"wsgi.multithread": True})
-    assert response.status_code == 200
-    assert response["Content-Type"] == STREAM
-    assert response["Cache-Control"] == "no-cache"
-    chunks = iter(response.streaming_content)
-    assert next(chunks) == b"retry: 2000\n\n"
-    [first] = _events([next(chunks)])
-    assert first == {"partie": str(partie.pk), "partie_status": "playing", "hand": str(hand.pk),
-                     "number": 1, "seq": hand.last_seq, "status": "playing"}
-
-    moved = _play(hand, _users(partie), random.Random(6), django_capture_on_commit_callbacks)
-    began = time.monotonic()
-    rest = list(chunks)  # the announcement, keep-alives, then the stream ends
-
-    assert _events(rest) == [{**first, "seq": moved.last_seq, "status": moved.status}]
-    assert b": keep-alive\n\n" in rest
-    assert time.monotonic() - began < 2.0
-
-
-def test_a_worker_that_serves_one_request_at_a_time_gets_one_event_and_the_stream_ends(
-        people, live_hub):
-    partie = _partie(people)
-    client = APIClient()
-    client.force_authenticate(people[0])
-
-    response = client.get(f"/api/parties/{partie.pk}/live", HTTP_ACCEPT=STREAM)
-
-    chunks = list(response.streaming_content)  # wsgi.multithread False: no waiting
-    assert chunks[0] == b"retry: 2000\n\n"
-    assert [e["hand"] for e in _events(chunks)] == [str(partie.hands.get().pk)]
-    assert live_hub.watching(partie.pk) == 0  # its watcher is released
-
-
-def test_the_stream_refuses_strangers_and_unknown_parties_with_the_usual_errors(people):
-    partie = _partie(people)
-    client = APIClient()
-
-    anonymous = client.get(f"/api/parties/{partie.pk}/live", HTTP_ACCEPT=STREAM)
-    client.force_authenticate(people[0])
-    nobody = uuid.uuid4()
-    unknown = client.get(f"/api/parties/{nobody}/live", HTTP_ACCEPT=STREAM)
-    as_json = client.get(f"/api/parties/{nobody}/live", HTTP_ACCEPT="application/json")
-
-    assert anonymous.status_code == 401
-    assert anonymous.content.startswith(b"event: error\ndata: ")
-    assert "credentials" in json.loads(anonymous.content.split(b"data: ", 1)[1])["detail"]
-    assert unknown.status_code == 404
-    assert json.loads(unknown.content.split(b"data: ", 1)[1])["detail"] == \
-        f"no such partie: {nobody}"
-    assert as_json.status_code == 404
-    assert as_json.json()["detail"] == f"no such partie: {nobody}"
-
-
-@pytest.mark.parametrize(("path", "asked"), [
-    ("/api/parties/{pk}/live?format=json", {}),
-    ("/api/parties/{pk}/live", {"HTTP_ACCEPT": "application/json"}),
-    ("/api/live?partie={pk}&format=json", {}),
-])
-def test_a_stream_asked_for_as_json_is_refused_with_406_naming_its_format(
-        people, live_hub, path, asked):
-    partie = _partie(people)
-    client = APIClient()
-    client.force_authenticate(people[0])
-
-    answer = client.get(path.format(pk=partie.pk), **asked)
-
-    assert answer.status_code == 406
-    assert answer["Content-Type"] == "application/json"
-    assert answer.json()["error"] == "not_acceptable"
-    assert "served only as text/event-stream" in answer.json()["detail"]
-    assert live_hub.watching(partie.pk) == 0  # no stream was opened
-
-
-def test_one_stream_watches_several_parties_a_soiree_page_s_tables(
-        people, django_user_model, settings, django_capture_on_commit_callbacks):
-    settings.ACADEMIE_LIVE_SECONDS = 1.0
-    settings.ACADEMIE_LIVE_KEEPALIVE_SECONDS = 0.2
-    first = _partie(people)
-    others = [django_user_model.objects.create_user(n, password="pw-for-tests")
-              for n in ("emile", "fanny", "gaston", "helene")]
-    second = _partie(others)
-    client = APIClient()
-    client.force_authenticate(people[0])
-
-    response = client.get(f"/api/live?partie={second.pk}&partie={first.pk}&partie={second.pk}",
-                          HTTP_ACCEPT=STREAM, **{"wsgi.multithread": True})
-    chunks = iter(response.streaming_content)
-    assert next(chunks) == b"retry: 2000\n\n"
-    opening = _events([next(chunks), next(chunks)])  # each partie once, in the order asked
-    hand = second.hands.get()
-    moved = _play(hand, _users(second), random.Random(9), django_capture_on_commit_callbacks)
-    rest = _events(list(chunks))
-
-    assert [(m["partie"], m["hand"]) for m in opening] == [
-        (str(second.pk), str(hand.pk)), (str(first.pk), str(first.hands.get().pk))]
-    assert rest == [{**opening[0], "seq": moved.last_seq, "status": moved.status}]
-
-
-@pytest.mark.parametrize(("query", "status", "detail"), [
-    ("", 400, "name at least one partie to watch"),
-    ("?partie=7", 400, "not a partie id: '7'"),
-    ("?" + "&".join(f"partie={uuid.UUID(int=i)}" for i in range(51)), 400,
-     "at most 50 parties at once"),
-    (f"?partie={uuid.UUID(int=7)}", 404, f"no such partie: {uuid.UUID(int=7)}"),
-])
-def test_watching_several_parties_refuses_a_wrong_list_and_names_the_problem(
-        people, query, status, detail):
-    client = APIClient()
-    client.force_authenticate(people[0])
-
-    answer = client.get(f"/api/live{query}", HTTP_ACCEPT="application/json")
-
-    assert answer.status_code == status
-    assert detail in answer.json()["detail"]
-
-
-def test_the_live_server_asgi_streams_from_its_event_loop(people, settings, live_hub):
-    settings.ACADEMIE_LIVE_SECONDS = 2.0
-    settings.ACADEMIE_LIVE_KEEPALIVE_SECONDS = 0.2
-    settings.ACADEMIE_LIVE_ORIGINS = ["http://pages.example"]
-    partie = _partie(people)
-    hand = partie.hands.get()
-    later = {**live.announcement(partie=partie, hand=hand), "seq": hand.last_seq + 1}
-
-    async def watch() -> tuple[Any, list[bytes]]:
-        client = AsyncClient()
-        await client.aforce_login(people[0])
-        response = await client.get(f"/api/parties/{partie.pk}/live", headers={
-            "Accept": STREAM, "Origin": "http://pages.example"})
-        chunks: list[bytes] = []
-        async for chunk in response.streaming_content:
-            chunks.append(chunk)
-            if len(chunks) == 2:  # subscribed and sent the current hand: a command commits
-                threading.Thread(target=live.announce, args=(later,)).start()
-            if len(_events(chunks)) == 2:
-                break
-        return response, chunks
-
-    response, chunks = async_to_sync(watch)()
-
-    assert response.status_code == 200
-    assert response["Access-Control-Allow-Origin"] == "http://pages.example"
-    assert response["Access-Control-Allow-Credentials"] == "true"
-    assert [e["seq"] for e in _events(chunks)] == [hand.last_seq, hand.last_seq + 1]
-
-
-def test_a_command_commits_and_answers_even_when_redis_is_down(
-        people, django_capture_on_commit_callbacks):
-    partie = _partie(people)
-    hand = partie.hands.get()
-    live.use_hub(live.RedisHub("redis://127.0.0.1:1/0"))  # nothing listens there
-
-    moved = _play(hand, _users(partie), random.Random(7), django_capture_on_commit_callbacks)
-
-    assert Hand.objects.get(pk=hand.pk).last_seq == moved.last_seq > hand.last_seq
-
-
-# -- the deployment: the live server (uvicorn, ASGI) and the commands' processes, on Redis ----
-
-
-def _read_event(sock_file: Any, deadline: float) -> dict[str, Any]:
-    """The next data event of a raw chunked HTTP stream (keep-alives skipped)."""
-    while time.monotonic() < deadline:
-        line = sock_file.readline()
-        if line.startswith(b"data: "):
-            return json.loads(line[len(b"data: "):])
-    raise AssertionError("no event in time")
-
-
-@pytest.mark.postgres
-@pytest.mark.redis
-def test_the_live_server_streams_what_another_process_commits(asgi_server, people):
-    partie = _partie(people)
-    hand = partie.hands.get()
-    sock = socket.create_connection(("127.0.0.1", asgi_server.port), timeout=10)
-    auth = base64.b64encode(b"alice:pw-for-tests").decode()
-    sock.sendall(f"GET /api/parties/{partie.pk}/live HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                 f"Accept: {STREAM}\r\nAuthorization: Basic {auth}\r\n\r\n".encode())
-    stream = sock.makefile("rb")
-    status = stream.readline()
-    assert b" 200 " in status, status + stream.read(2000)
-    first = _read_event(stream, time.monotonic() + 10)
-    assert (first["hand"], first["seq"]) == (str(hand.pk), hand.last_seq)
-
-    moved = _play(hand, _users(partie), random.Random(8), lambda execute: nullcontext())
-
-    heard = _read_event(stream, time.monotonic() + 10)
-    assert heard == {**first, "seq": moved.last_seq, "status": moved.status}
-    sock.close()
+    got = async_to_sync(scenario)()
+    hand.refresh_from_db()
+    assert hand.status == Hand.Status.OVER and moves >= 2
+    allowed = _allowed(hand, len(users))
+    seed = hand.secret.seed
+    for audience, frames in got.items():
+        frames = [f for f in frames if f["kind"] == "hand" and f["hand"] == str(hand.pk)]
+        # Every event reached every audience, in order (the first frame: the hand as the socket
+        # joined). A socket that joins while a command commits may get a frame again, from its
+        # catch-up and from the push; it skips a seq it has seen, as the pages do.
+        seqs: list[int] = []
+        for frame in frames:
+            if not seqs or frame["seq"] > seqs[-1]:
+                seqs.append(frame["seq"])
+        assert seqs == list(range(seqs[0], hand.last_seq + 1))
+        for frame in frames:
+            may_see = allowed(audience, frame["seq"])
+            if may_see is None:
+                assert frame["status"] == "over" and frame["seed"] == seed
+                continue
+            shown = _cards(frame)
+            assert shown <= may_see, (audience, frame["seq"], shown - may_see)
+            assert frame["seed"] is None and seed not in json.dumps(frame)
+            assert "hash" not in frame["event"]  # a hash would let one try the 52 cards
+            assert frame["your_seat"] == audience
+        if audience is not None:  # not vacuous: a seat is shown its own cards
+            assert _cards(frames[0]["view"]["hand"]) == _cards(frames[0]) - allowed(None, seqs[0])

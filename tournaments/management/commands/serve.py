@@ -1,7 +1,10 @@
 """Serve the embedded default: the web server plus the clock, with no Redis and no worker.
 
-Deadlines fire on timer threads in this process (ACADEMIE_TIMERS=thread); a clock thread runs
-the deadline sweeper and the soirée clock every second, as Celery beat does in a deployment.
+One process: daphne's runserver serves the pages, the API and the live tables' WebSockets
+(config/asgi.py), and the in-process channel layer carries the live frames of every command,
+whether a request, a timer or the clock played it. Deadlines fire on timer threads in this
+process (ACADEMIE_TIMERS=thread); a clock thread runs the deadline sweeper and the soirée clock
+every second, as Celery beat does in a deployment.
 """
 
 from __future__ import annotations
@@ -33,7 +36,8 @@ def clock_loop(interval: float, stop: threading.Event) -> None:
 
 
 class Command(BaseCommand):
-    help = "Run the web server with the embedded clock (timers and soirée clock in-process)."
+    help = ("Run the web server (HTTP and WebSocket) with the embedded clock (timers and soirée "
+            "clock in-process).")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("addrport", nargs="?", default="127.0.0.1:8000")
@@ -52,4 +56,4 @@ class Command(BaseCommand):
             self.stdout.write(f"Timers run on {settings.ACADEMIE_TIMERS}: start a Celery "
                               "worker and beat (see README).")
         time.sleep(0)
-        call_command("runserver", opts["addrport"], use_reloader=False, use_threading=True)
+        call_command("runserver", opts["addrport"], use_reloader=False)

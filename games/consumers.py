@@ -1,0 +1,91 @@
+"""The live table's WebSocket endpoints (games/live.py).
+
+``ws/parties/<id>/``: the partie's public frames, for any signed-in person (as the API lets
+anyone signed in watch a table). ``ws/parties/<id>/seats/<n>/``: seat n's frames, holding its
+cards, for the person in that seat only. A refusal is sent after the handshake, as a close code
+a page can read (the 4000s mirror the HTTP status): 4400 a malformed ``hand`` or ``after``,
+4401 not signed in, 4403 not this seat's player, 4404 no such partie or seat.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+from urllib.parse import parse_qs
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+
+from games import live
+from games.models import Partie, Seat
+
+BAD_REQUEST, NOT_SIGNED_IN, FORBIDDEN, NOT_FOUND = 4400, 4401, 4403, 4404
+
+
+def _refusal(user: Any, partie_id: Any, seat: int | None) -> int | None:
+    if not user.is_authenticated:
+        return NOT_SIGNED_IN
+    if not Partie.objects.filter(pk=partie_id).exists():
+        return NOT_FOUND
+    if seat is None:
+        return None
+    found = Seat.objects.filter(partie_id=partie_id, number=seat).values("player_id").first()
+    if found is None:
+        return NOT_FOUND
+    return None if found["player_id"] == user.pk else FORBIDDEN
+
+
+def _since(values: dict[str, Any]) -> tuple[uuid.UUID | None, int | None] | None:
+    """``hand`` and ``after`` as given (both or neither), or ``None`` if malformed."""
+    hand, after = values.get("hand"), values.get("after")
+    if hand is None and after is None:
+        return None, None
+    try:
+        hand_id, seq = uuid.UUID(str(hand)), int(str(after))
+    except ValueError:
+        return None
+    return (hand_id, seq) if seq >= 0 else None
+
+
+class PartieConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
+    async def connect(self) -> None:
+        kwargs = self.scope["url_route"]["kwargs"]
+        self.partie_id, self.seat = kwargs["partie_id"], kwargs.get("seat")
+        self.group = None
+        query = {k: v[-1] for k, v in parse_qs(self.scope["query_string"].decode()).items()}
+        since = _since(query)
+        refusal = (BAD_REQUEST if since is None else
+                   await database_sync_to_async(_refusal)(self.scope["user"], self.partie_id,
+                                                          self.seat))
+        await self.accept()
+        if refusal is not None:
+            await self.close(code=refusal)
+            return
+        assert since is not None
+        # Joined before the catch-up is read, so that nothing committed in between is missed.
+        self.group = live.group_of(self.partie_id, self.seat)
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self._catch_up(*since)
+
+    async def disconnect(self, code: int) -> None:
+        if self.group is not None:
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        """``{"hand": id, "after": seq}``: send again what followed that seq."""
+        since = _since(content) if isinstance(content, dict) else None
+        if since is None or since[0] is None:
+            await self.send_json({"kind": "error", "detail":
+                                  "send {\"hand\": <hand id>, \"after\": <seq>}"})
+            return
+        await self._catch_up(*since)
+
+    async def _catch_up(self, hand_id: uuid.UUID | None, after: int | None) -> None:
+        frames = await database_sync_to_async(live.catch_up)(
+            partie_id=self.partie_id, seat=self.seat, hand_id=hand_id, after=after)
+        for frame in frames:
+            await self.send_json(frame)
+
+    async def live_frames(self, message: dict[str, Any]) -> None:
+        for frame in message["frames"]:
+            await self.send_json(frame)
