@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import random
 import sys
+import time
 import uuid
 from datetime import timedelta
 from pathlib import Path
@@ -140,8 +141,6 @@ class Player:
 
     def step(self) -> tuple[float, bool]:
         """Play one move (or deal the next hand); (seconds move_play took, whether a move)."""
-        import time
-
         from django.utils import timezone
 
         from games.models import Hand
@@ -169,6 +168,26 @@ class Player:
         elif answer.hand.status == Hand.Status.PLAYING:
             self.kept = (answer.hand, answer.loaded)
         return took, True
+
+
+def in_processes(target: Any, arg_lists: list[tuple[Any, ...]]) -> tuple[list[Any], float]:
+    """Run ``target(*args, start, out)`` in a process per ``args``, spawned (each sets up
+    Django and its connections of its own); what each put in ``out``, and the seconds from
+    the moment all passed ``start`` (a barrier) until the last answered."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    start, out = context.Barrier(len(arg_lists) + 1), context.Queue()
+    workers = [context.Process(target=target, args=(*a, start, out)) for a in arg_lists]
+    for w in workers:
+        w.start()
+    start.wait(timeout=300)  # one that failed to start breaks the barrier
+    began = time.perf_counter()
+    results = [out.get(timeout=900) for _ in workers]
+    elapsed = time.perf_counter() - began
+    for w in workers:
+        w.join()
+    return results, elapsed
 
 
 def percentile(values: list[float], q: float) -> float | None:

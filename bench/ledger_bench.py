@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import random
 import time
 from typing import Any
@@ -164,23 +163,6 @@ def client(url: str, wallet_ids: list[int], count: int, tag: str, start: Any, ou
     out.put(transfers(wallet_ids, count, tag))
 
 
-def concurrent_rate(url: str, wallet_sets: list[list[int]], count: int) -> float:
-    context = multiprocessing.get_context("spawn")
-    start, out = context.Barrier(len(wallet_sets) + 1), context.Queue()
-    workers = [context.Process(target=client, args=(url, ids, count, f"four:{i}", start, out))
-               for i, ids in enumerate(wallet_sets)]
-    for w in workers:
-        w.start()
-    start.wait(timeout=300)
-    began = time.perf_counter()
-    for _ in workers:
-        out.get(timeout=600)
-    elapsed = time.perf_counter() - began
-    for w in workers:
-        w.join()
-    return count * len(wallet_sets) / elapsed
-
-
 def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(prog="run.py ledger")
     parser.add_argument("--postings", type=int, default=1_000_000)
@@ -208,6 +190,8 @@ def main(argv: list[str]) -> None:
     out["transfers_per_s"] = round(args.entries / spent["transfer"])
     separate = [funded_wallets(f"four-{i}", 50) for i in range(4)]
     connections.close_all()
-    out["transfers_per_s_4_processes"] = round(concurrent_rate(url, separate, args.entries // 4))
+    counts, seconds = common.in_processes(
+        client, [(url, ids, args.entries // 4, f"four:{i}") for i, ids in enumerate(separate)])
+    out["transfers_per_s_4_processes"] = round(len(counts) * (args.entries // 4) / seconds)
     assert all(f.ok for f in books_audit()), "the books do not balance after the writes"
     print(json.dumps(out))

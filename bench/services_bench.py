@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import random
 import sys
 import time
@@ -52,8 +51,8 @@ def es_application(url: str, create: bool = False) -> Any:
         "CREATE_TABLE": "y" if create else "n"})
 
 
-def ours(url: str, tables: list[dict[str, Any]], seconds: float, start: Any, out: Any,
-         seed: int) -> None:
+def ours(url: str, tables: list[dict[str, Any]], seconds: float, seed: int, start: Any,
+         out: Any) -> None:
     common.django_setup(url, migrate=False)
     from django.contrib.auth import get_user_model
 
@@ -69,7 +68,7 @@ def ours(url: str, tables: list[dict[str, Any]], seconds: float, start: Any, out
     out.put(commands)
 
 
-def theirs(url: str, count: int, seconds: float, start: Any, out: Any, seed: int) -> None:
+def theirs(url: str, count: int, seconds: float, seed: int, start: Any, out: Any) -> None:
     app = es_application(url)
     new = _ES[0]
     rng = random.Random(seed)
@@ -91,20 +90,9 @@ def theirs(url: str, count: int, seconds: float, start: Any, out: Any, seed: int
 
 
 def side(target: Any, args_of: Any, processes: int, seconds: float) -> float:
-    # Spawned, not forked: each process sets up Django and its connections of its own.
-    context = multiprocessing.get_context("spawn")
-    start, out = context.Barrier(processes + 1), context.Queue()
-    workers = [context.Process(target=target, args=(*args_of(i), seconds, start, out, i))
-               for i in range(processes)]
-    for w in workers:
-        w.start()
-    start.wait(timeout=300)  # a process that failed to start breaks the barrier
-    began = time.perf_counter()
-    total = sum(out.get(timeout=seconds + 60) for _ in workers)
-    elapsed = max(seconds, time.perf_counter() - began)
-    for w in workers:
-        w.join()
-    return total / elapsed
+    counts, elapsed = common.in_processes(
+        target, [(*args_of(i), seconds, i) for i in range(processes)])
+    return sum(counts) / max(seconds, elapsed)
 
 
 def main(argv: list[str]) -> None:
