@@ -25,9 +25,14 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy games/engine ledger
 
+# The figures of bench/README.md (PostgreSQL and Redis running; see that file).
 bench: $(STAMP)
-	$(BIN)/python bench/engine_bench.py
-	DATABASE_URL=$${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/academie} $(BIN)/python bench/ledger_bench.py
+	$(BIN)/pip install -q -e '.[dev,bench]'
+	$(BIN)/python bench/run.py engine
+	$(BIN)/python bench/run.py ledger
+	$(BIN)/python bench/run.py http
+	$(BIN)/python bench/run.py services
+	$(BIN)/python bench/run.py growth
 
 clean:
 	rm -rf $(VENV) db.sqlite3 .pytest_cache .hypothesis

@@ -1,6 +1,6 @@
-"""Engine benchmark (issue 2): Comet hands/s, Ma commère rounds/s, replay events/s, one core.
+"""Engine benchmark: Comet hands/s, Ma commère rounds/s, replayed events/s, on one core.
 
-    .venv/bin/python bench/engine_bench.py [--hands 2000] [--repeat 3]
+    python bench/run.py engine [--hands 2000] [--repeat 3]
 
 Bots play full hands through games.engine.play.play_hand (heuristic bots, 4 seats for Comet,
 7 for Ma commère), with chips plentiful so that the partie never stops. Replay folds the stored
@@ -17,9 +17,10 @@ import platform
 import random
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from common import ROOT
+
+sys.path.insert(0, str(ROOT))
 
 from games.engine.bots import make_bot  # noqa: E402
 from games.engine.deal import commitment, deal_from_seed  # noqa: E402
@@ -60,11 +61,11 @@ def replay_all(game_name: str, played: list) -> tuple[float, int]:
     return time.perf_counter() - start, n_events
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
+def main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(prog="run.py engine")
     parser.add_argument("--hands", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=3)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     out: dict[str, object] = {
         "python": platform.python_version(), "cpu_count": os.cpu_count(), "hands": args.hands,
     }
@@ -80,8 +81,4 @@ def main() -> None:
         out[label] = round(args.hands / best_play)
         out[f"{game_name}_events_per_hand"] = round(n_events / args.hands, 1)
         out[f"{game_name}_replay_events_per_s"] = round(n_events / best_replay)
-    print(json.dumps(out, indent=2))
-
-
-if __name__ == "__main__":
-    main()
+    print(json.dumps(out))

@@ -1,0 +1,1 @@
+"""The benchmarks (bench/README.md). A package so that bench.settings and bench.urls import."""

@@ -1,0 +1,201 @@
+"""HTTP load test: Ma commère moves against the trivial endpoint, in one run.
+
+    python bench/run.py http [--quick] [--tables 50] [--players 4] [--workers 2]
+
+Serves bench.settings (production's stack plus /bench/trivial/) with gunicorn's sync workers
+on PostgreSQL (database ``<name>_http``) and Redis, timers queued to Celery as deployed (no
+worker runs: every time-out is an hour away). The client is asyncio over plain sockets, one
+connection per request (sync workers close each), each person logged in by a session cookie.
+
+1. Trivial saturation: one client per table POSTs /bench/trivial/ back to back.
+2. Move saturation: one client per table plays its hands as the people seated there: it reads
+   the hand as the awaited player (GET, skipped when the last answer is already his view),
+   chooses one of his legal moves at random and POSTs it. Only the POSTs are counted (a
+   forced move the service plays after one is not), its reads loading the server uncounted.
+3. The same, each table pacing its POSTs so that together they offer half the saturation
+   rate of (2): the POST p99 there.
+
+Prints, as its last line, one JSON object: posts_per_s, trivial_per_s, share, p99_ms_half.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from typing import Any
+
+import common
+
+CSRF = "benchbenchbenchbenchbenchbench00"  # 32 characters: an unmasked CSRF secret
+
+
+class Client:
+    def __init__(self, port: int, session: str) -> None:
+        self.port = port
+        self.cookie = f"sessionid={session}; csrftoken={CSRF}"
+
+    async def call(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        data = b"" if body is None else json.dumps(body).encode()
+        head = (f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                f"Cookie: {self.cookie}\r\nX-CSRFToken: {CSRF}\r\nAccept: application/json\r\n"
+                f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n")
+        reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
+        try:
+            writer.write(head.encode() + data)
+            answer = await reader.read()  # to the end: the worker closes the connection
+        finally:
+            writer.close()
+        status = int(answer[9:12])
+        payload = answer.split(b"\r\n\r\n", 1)[1]
+        return status, json.loads(payload) if payload[:1] in (b"{", b"[") else None
+
+
+class Window:
+    """Counts the answers ending inside [start + warmup, start + warmup + duration]."""
+
+    def __init__(self, warmup: float, duration: float) -> None:
+        self.t0 = time.perf_counter() + warmup
+        self.t1 = self.t0 + duration
+        self.ok: list[float] = []
+        self.failed = 0
+
+    def add(self, began: float, status: int, expected: int) -> None:
+        ended = time.perf_counter()
+        if self.t0 <= ended <= self.t1:
+            if status == expected:
+                self.ok.append(ended - began)
+            else:
+                self.failed += 1
+
+    def result(self) -> dict[str, Any]:
+        p99 = common.percentile(self.ok, 0.99)
+        p50 = common.percentile(self.ok, 0.50)
+        return {"per_s": round(len(self.ok) / (self.t1 - self.t0), 1),
+                "p50_ms": p50 and round(1000 * p50, 1), "p99_ms": p99 and round(1000 * p99, 1),
+                "failed": self.failed}
+
+
+async def trivial_client(client: Client, window: Window) -> None:
+    while time.perf_counter() < window.t1:
+        began = time.perf_counter()
+        status, _ = await client.call("POST", "/bench/trivial/", {})
+        window.add(began, status, 200)
+
+
+async def table_client(table: dict[str, Any], clients: list[Client], window: Window,
+                       rng: random.Random, interval: float | None) -> None:
+    hand, view = table["hand"], None
+    due = time.perf_counter() + (rng.random() * interval if interval else 0)
+    while time.perf_counter() < window.t1:
+        if view is None or (view["status"] != "over" and view["your_seat"] not in view["to_act"]):
+            seat = view["to_act"][0] if view and view["to_act"] else 0
+            status, view = await clients[seat].call("GET", f"/api/hands/{hand}/")
+            if status != 200:
+                view = None
+                await asyncio.sleep(0.05)
+            continue  # until the view is the awaited player's
+        if view["status"] == "over":
+            if not view["next_hand"]:  # a fifth hand in a row ended at its deal: timer's work
+                return
+            hand, view = view["next_hand"]["id"], None
+            continue
+        if interval:  # a steady pace; one late POST does not make the next ones burst
+            await asyncio.sleep(due - time.perf_counter())
+            due = max(due, time.perf_counter() - interval) + interval
+        move = rng.choice(view["legal_moves"])
+        body = {"command_id": str(uuid.uuid4()), "seq": view["seq"], "move": move}
+        began = time.perf_counter()
+        status, answer = await clients[view["your_seat"]].call(
+            "POST", f"/api/hands/{hand}/moves", body)
+        window.add(began, status, 201)
+        view = answer if status == 201 else None
+
+
+async def phase(kind: str, tables: list[dict[str, Any]], warmup: float, duration: float,
+                seed: int, rate: float | None = None) -> dict[str, Any]:
+    window = Window(warmup, duration)
+    if kind == "trivial":
+        tasks = [trivial_client(t["clients"][0], window) for t in tables]
+    else:
+        interval = len(tables) / rate if rate else None
+        tasks = [table_client(t, t["clients"], window, random.Random(f"{seed}:{i}"), interval)
+                 for i, t in enumerate(tables)]
+    await asyncio.gather(*tasks)
+    return window.result()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def serve(url: str, workers: int, seed: int) -> tuple[subprocess.Popen[bytes], int]:
+    port = free_port()
+    env = {**os.environ, **common.django_env(url, timers="celery"), "BENCH_SEED": str(seed)}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "config.wsgi:application", "--workers", str(workers),
+         "--bind", f"127.0.0.1:{port}", "--log-level", "warning", "--backlog", "2048"],
+        cwd=common.ROOT, env=env)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return server, port
+        except OSError:
+            time.sleep(0.2)
+    server.kill()
+    raise SystemExit("gunicorn did not start")
+
+
+def main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(prog="run.py http")
+    parser.add_argument("--quick", action="store_true", help="short phases: well within 90 s")
+    parser.add_argument("--tables", type=int, default=50)
+    parser.add_argument("--players", type=int, default=4)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args(argv)
+    warmup, duration = (2.0, 8.0) if args.quick else (5.0, 30.0)
+    import redis
+
+    redis.Redis.from_url(common.redis_url()).flushdb()  # the bench's own db: old timers, sessions
+    url = common.database_url("http")
+    common.ensure_database(url)
+    common.django_setup(url)
+    from django.db import connections
+
+    tables = common.make_tables(args.tables, args.players, seed=args.seed)
+    for t in tables:
+        t["hand"] = str(t["hand"])
+    server, port = serve(url, args.workers, args.seed)
+    for t in tables:
+        t["clients"] = [Client(port, common.session_key(u)) for u in t["users"]]
+    connections.close_all()
+    try:
+        trivial = asyncio.run(phase("trivial", tables, warmup, duration, args.seed))
+        print("trivial, saturated:", json.dumps(trivial), file=sys.stderr)
+        moves = asyncio.run(phase("moves", tables, warmup, duration, args.seed))
+        print("moves, saturated:", json.dumps(moves), file=sys.stderr)
+        half = asyncio.run(phase("moves", tables, warmup, duration, args.seed + 1,
+                                 rate=moves["per_s"] / 2))
+        print(f"moves at {moves['per_s'] / 2:.1f} POSTs/s offered:", json.dumps(half),
+              file=sys.stderr)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    print(json.dumps({
+        "posts_per_s": moves["per_s"], "trivial_per_s": trivial["per_s"],
+        "share": round(moves["per_s"] / trivial["per_s"], 3), "p99_ms_half": half["p99_ms"],
+        "half_rate_served": half["per_s"], "p50_ms_half": half["p50_ms"],
+        "failed": trivial["failed"] + moves["failed"] + half["failed"],
+        "tables": args.tables, "workers": args.workers, "quick": args.quick,
+    }))

@@ -1,0 +1,23 @@
+"""Académie's benchmarks (bench/README.md): python bench/run.py KIND [options]
+
+    engine    Comet hands/s, Ma commère rounds/s, replayed events/s (no database)
+    ledger    posting and read rates on PostgreSQL, at 1,000,000 postings
+    http      moves over HTTP against the trivial endpoint (--quick: within 90 s)
+    services  move_play against the eventsourcing library's append, 4 processes each
+    growth    a move's p99 with hand_events at 10,000 rows and at 10,000,000
+
+Each prints its figures as one JSON object on its last line.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+KINDS = {"engine": "engine_bench", "ledger": "ledger_bench", "http": "http_bench",
+         "services": "services_bench", "growth": "growth_bench"}
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2 or sys.argv[1] not in KINDS:
+        sys.exit(__doc__)
+    importlib.import_module(KINDS[sys.argv[1]]).main(sys.argv[2:])
