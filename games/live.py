@@ -28,9 +28,11 @@ from typing import Any
 from asgiref.sync import async_to_sync
 from channels.layers import InMemoryChannelLayer, get_channel_layer
 
+from games import selectors
 from games.engine.base import Event
 from games.engine.registry import get_game
 from games.models import Hand, Partie, Seat
+from games.services import store
 from games.visibility import redact_events
 
 logger = logging.getLogger(__name__)
@@ -61,11 +63,6 @@ def hand_frames(hand: Hand, seats: Sequence[int], audiences: Iterable[int | None
     """Each audience's frames (``None``: a spectator) of the events of ``hand`` after seq
     ``after``, one per event, in order: read from the event store and replayed, so that a live
     push and a reconnection's catch-up are the same frames."""
-    # The services call this module on commit; the readers that build views import the
-    # services' event store, so they are imported here, not when the services import this.
-    from games import selectors
-    from games.services import store
-
     audiences = list(audiences)
     stream = store.events(hand)
     if not stream or stream[-1]["seq"] <= after:
@@ -158,6 +155,14 @@ def publish_hand(*, partie: Any, hand: Any, events: Sequence[Any]) -> None:
     audiences: list[int | None] = [None, *seats]
     frames = hand_frames(hand, seats, audiences, after=int(events[0]["seq"]) - 1)
     _send({group_of(partie.pk, a): frames[a] for a in audiences})
+
+
+def on_hand_changed(*, partie: Any, hand: Any, events: Sequence[Any], **_: Any) -> None:
+    publish_hand(partie=partie, hand=hand, events=events)
+
+
+def on_partie_closed(*, partie: Any, **_: Any) -> None:
+    publish_partie(partie=partie)
 
 
 def publish_partie(*, partie: Any) -> None:

@@ -20,7 +20,7 @@ from typing import Any
 
 from django.db import transaction
 
-from games import live, scheduling
+from games import scheduling, signals
 from games.engine.base import BY_FORCED, BY_PLAYER, BY_TIMEOUT, Move
 from games.engine.bots import make_bot
 from games.models import Hand, Partie, Seat
@@ -208,4 +208,5 @@ def save(table: Table, hand: Hand) -> None:
     hand.save(update_fields=HAND_FIELDS)
     events = table.appended.pop(hand.pk, [])
     partie = table.partie
-    transaction.on_commit(lambda: live.publish_hand(partie=partie, hand=hand, events=events))
+    transaction.on_commit(lambda: signals.hand_changed.send_robust(
+        sender=Hand, partie=partie, hand=hand, events=events))

@@ -9,7 +9,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from games import live
+from games import signals
 from games.engine.deal import commitment, deal_from_seed, new_seed
 from games.engine.registry import get_game
 from games.errors import GameError, InvalidPartie, PartieOver
@@ -235,4 +235,5 @@ def partie_close(*, partie: Partie, at: datetime) -> None:
         partie.ended_at = at
         partie.next_hand_at = None
         partie.save(update_fields=["status", "ended_at", "next_hand_at"])
-        transaction.on_commit(lambda: live.publish_partie(partie=partie))
+        transaction.on_commit(lambda: signals.partie_closed.send_robust(sender=Partie,
+                                                                        partie=partie))
