@@ -1,4 +1,4 @@
-"""The OpenAPI schema's error answers and event streams (a drf-spectacular postprocessing hook).
+"""The OpenAPI schema's error answers (a drf-spectacular postprocessing hook).
 
 Every refused request is answered ``{"error": code, "detail": message, …}`` (config.exceptions),
 but drf-spectacular documents only the answers a view declares, so the schema listed none of
@@ -12,14 +12,10 @@ occur, erring on the side of listing one that a given operation rarely or never 
 - 404: a path parameter (no such partie, hand, soirée, club, account), or a ``format``
   no renderer writes;
 - 409: a POST (the state forbids it now: a stale seq, a hand over, a soirée already open), and
-  what a view declares itself (a hand's record before the hand is over);
-- 406: a stream asked for as JSON (``Accept`` or ``?format=json``), which has no JSON form.
+  what a view declares itself (a hand's record before the hand is over).
 
-An answer a view declares is kept. A server-sent-events stream (``text/event-stream``) is
-described event by event (``event``, ``data`` holding JSON, ``id``, ``retry``). OpenAPI 3.0
-says nothing of streams (3.2 adds ``itemSchema`` for an event); this is how schemathesis reads
-a 3.0 stream's schema, and the operation's description says the body is a stream. Its refusals
-come as one ``error`` event, or as JSON to a client that asks for JSON.
+An answer a view declares is kept. Live updates are WebSockets (games/consumers.py), outside
+the HTTP schema.
 """
 
 from __future__ import annotations
@@ -41,27 +37,12 @@ ERROR_SCHEMA = {
     "additionalProperties": True,
 }
 
-EVENT_SCHEMA = {
-    "type": "object",
-    "description": "One server-sent event.",
-    "properties": {
-        "event": {"type": "string", "description": "`message` (the default) or `error`"},
-        "data": {"type": "string", "description": "JSON: an announcement, or for an `error` "
-                                                  "event the refusal (Error)"},
-        "id": {"type": "string"},
-        "retry": {"type": "integer", "minimum": 0},
-    },
-}
-
-STREAM = "text/event-stream"
-
 WHY = {
     "400": "Refused: the body, a parameter or a cookie is malformed or not allowed (named).",
     "401": "Not signed in, or wrong credentials.",
     "403": "Not allowed to do this (a role, a seat), or the CSRF check of a signed-in session.",
     "404": "No such object (named).",
     "409": "Not now: the state of the object forbids it (named).",
-    "406": "A stream asked for as JSON: it is served only as text/event-stream.",
 }
 
 
@@ -69,16 +50,10 @@ def document_errors(result: dict[str, Any], generator: Any, request: Any, public
                     ) -> dict[str, Any]:
     schemas = result.setdefault("components", {}).setdefault("schemas", {})
     schemas["Error"] = ERROR_SCHEMA
-    schemas["ServerSentEvent"] = EVENT_SCHEMA
     error_ref = {"$ref": "#/components/schemas/Error"}
-    event_ref = {"$ref": "#/components/schemas/ServerSentEvent"}
     for operations in result.get("paths", {}).values():
         for method, operation in operations.items():
             responses = operation.setdefault("responses", {})
-            streams = any(STREAM in (r.get("content") or {}) for r in responses.values())
-            for answer in responses.values():  # a stream's schema is one event's
-                if STREAM in (answer.get("content") or {}):
-                    answer["content"][STREAM] = {"schema": event_ref}
             parameters = operation.get("parameters", [])
             codes = ["400", "401"]  # 401: wrong Basic credentials, on any operation
             if operation.get("security") and {} not in operation["security"]:
@@ -87,11 +62,7 @@ def document_errors(result: dict[str, Any], generator: Any, request: Any, public
                 codes.append("404")
             if method == "post":
                 codes.append("409")
-            if streams:
-                codes.append("406")
             content = {"application/json": {"schema": error_ref}}
-            if streams:
-                content[STREAM] = {"schema": event_ref}
             for code in codes:
                 responses.setdefault(code, {"description": WHY[code]})
             for code, answer in responses.items():  # a view's declared refusals too

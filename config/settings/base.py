@@ -126,7 +126,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {"PlayStatusEnum": "games.models.Partie.Status",
                             "BotKindEnum": "games.services.parties.BOT_NAMES",
                             "SoireeStatusEnum": "tournaments.models.Soiree.Status"},
-    # Then every operation's error answers, and event streams event by event (config/schema.py).
+    # Then every operation's error answers (config/schema.py).
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums",
                              "config.schema.document_errors"],
 }
