@@ -10,7 +10,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.handlers.asgi import ASGIRequest
-from django.db.models import OuterRef, Subquery
+from django.db.models import Count, OuterRef, Prefetch, QuerySet, Subquery
 from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
@@ -18,6 +18,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import NotAcceptable, NotFound, ValidationError
+from rest_framework.generics import ListAPIView
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -26,7 +27,7 @@ from rest_framework.views import APIView
 from games import live, selectors, services
 from games.api import serializers as s
 from games.engine.base import Move
-from games.models import Hand, Partie
+from games.models import Hand, Partie, Seat
 
 
 def _hand(hand_id: str) -> Hand:
@@ -35,11 +36,16 @@ def _hand(hand_id: str) -> Hand:
     return get_object_or_404(hands, pk=hand_id)
 
 
-class PartieListView(APIView):
-    @extend_schema(responses=s.PartieSerializer(many=True))
-    def get(self, request: Request) -> Response:
-        parties = selectors.partie_list()[:100]
-        return Response(s.PartieSerializer(parties, many=True).data)
+class PartieListView(ListAPIView[Any]):
+    """Parties newest first, a page at a time (config.pagination), without their hands."""
+
+    serializer_class = s.PartieListSerializer
+
+    def get_queryset(self) -> QuerySet[Partie]:
+        seats = Prefetch("seats", queryset=Seat.objects.select_related("player"))
+        return (selectors.partie_list().prefetch_related(None).prefetch_related(seats)
+                .annotate(hands_dealt=Count("hands", distinct=True))
+                .order_by("-created_at", "-pk"))
 
     @extend_schema(request=s.PartieCreateSerializer, responses={201: s.PartieSerializer})
     def post(self, request: Request) -> Response:

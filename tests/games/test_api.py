@@ -147,12 +147,29 @@ def test_parties_are_listed_newest_first_and_read_one_by_one(
     one = client.get(f"/api/parties/{older.pk}/")
 
     assert listed.status_code == 200
-    assert [p["id"] for p in listed.json()][:2] == [str(newer.pk), str(older.pk)]
+    assert [p["id"] for p in listed.json()["results"]][:2] == [str(newer.pk), str(older.pk)]
+    # A list names how many hands each partie dealt; the detail has the hands.
+    assert "hands" not in listed.json()["results"][1]
+    assert listed.json()["results"][1]["hands_dealt"] == 1
     assert one.status_code == 200
     assert one.json()["id"] == str(older.pk)
     assert one.json()["hands"][0]["id"] == str(the_hand(older).pk)
     assert one.json()["hands"][0]["commitment"] == the_hand(older).commitment
     assert the_hand(older).secret.seed not in one.content.decode()
+
+
+def test_parties_are_listed_a_page_at_a_time(outsider: Any, api_as: Any) -> None:
+    parties = [PartieFactory(game="comet") for _ in range(3)]
+    client = api_as(outsider)
+
+    first = client.get("/api/parties/", {"limit": 2}).json()
+    second = client.get(first["next"]).json()
+
+    assert first["count"] == 3 and len(first["results"]) == 2
+    assert [p["id"] for p in first["results"] + second["results"]] == [
+        str(p.pk) for p in reversed(parties)]
+    assert second["next"] is None
+    assert len(client.get("/api/parties/").json()["results"]) == 3  # at most 50 a page
 
 
 @pytest.mark.parametrize(("body", "field", "words"), [
