@@ -332,6 +332,20 @@ def test_someone_without_a_seat_at_the_table_cannot_move(
     assert book(opening["partie"]) == before
 
 
+def test_someone_without_a_seat_is_refused_as_such_even_at_a_stale_seq(
+        opening: dict[str, Any], outsider: Any, api_as: Any) -> None:
+    before = book(opening["partie"])
+    assert before["seq"] > 0
+
+    answer = post_move(api_as(outsider), opening["hand"], {"type": "open", "suit": "H"},
+                       seq=before["seq"] - 1)
+
+    # Who may move is checked before the seq: a 403, not the 409 of a lost race.
+    assert answer.status_code == 403
+    assert answer.json()["error"] == "not_seated"
+    assert book(opening["partie"]) == before
+
+
 def test_a_move_answering_an_old_seq_is_refused_as_stale(opening: dict[str, Any]) -> None:
     hand = opening["hand"]
     suit = opening["me"].get(f"/api/hands/{hand.id}/").json()["legal_moves"][0]["suit"]
@@ -397,6 +411,25 @@ def test_a_command_id_used_again_for_another_move_or_by_someone_else_is_a_confli
     for answer in (other_move, other_player):
         assert answer.status_code == 409
         assert answer.json()["error"] == "command_conflict"
+    assert book(opening["partie"]) == after
+
+
+@pytest.mark.parametrize("who", ["me", "other"])
+def test_a_command_id_used_again_at_the_current_seq_is_a_conflict_even_for_an_illegal_move(
+        opening: dict[str, Any], who: str) -> None:
+    hand = opening["hand"]
+    legal = opening["me"].get(f"/api/hands/{hand.id}/").json()["legal_moves"]
+    command_id = uuid.uuid4()
+    assert post_move(opening["me"], hand, legal[0], command_id=command_id).status_code == 201
+    after = book(opening["partie"])
+
+    # The hand's current seq, a move the rules forbid now (or a move out of turn).
+    answer = post_move(opening[who], hand, {"type": "open", "suit": "H", "card": "2C"},
+                       command_id=command_id)
+
+    assert answer.status_code == 409, answer.json()
+    assert answer.json()["error"] == "command_conflict"
+    assert answer.json()["detail"] == "this command_id was already used for another move"
     assert book(opening["partie"]) == after
 
 
