@@ -246,7 +246,7 @@ def soiree_close_now(*, soiree: Soiree, at: datetime) -> None:
         if soiree.status == Soiree.Status.SCHEDULED:
             soiree.status = Soiree.Status.CLOSED
             soiree.closed_at = at
-            soiree.standings = {"players": []}
+            soiree.standings = {"players": [], "computed_at": at.isoformat()}  # its schema's
             soiree.save(update_fields=["status", "closed_at", "standings"])
             return
         if at <= soiree.starts_at:  # opened early and closed before its start time
