@@ -1,4 +1,5 @@
-"""Refuse a request that carries a NUL character in its query or its cookies.
+"""Refuse, before any view, a request that carries a NUL character in its query or its
+cookies, and an API request whose body is too large (RefuseLargeBodyMiddleware, below).
 
 PostgreSQL's text cannot hold NUL (0x00). A cookie is read before any view validates anything:
 a session cookie holding one went to the database as the session key and failed there with a
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.utils.deprecation import MiddlewareMixin
 
@@ -48,3 +50,25 @@ class RefuseNulMiddleware(MiddlewareMixin):
                 answer.setdefault(name, ["contains a NUL character (0x00)"])
             return JsonResponse(answer, status=400)
         return HttpResponseBadRequest(detail, content_type="text/plain; charset=utf-8")
+
+
+class RefuseLargeBodyMiddleware(MiddlewareMixin):
+    """Refuse an API request whose declared body is over ``DATA_UPLOAD_MAX_MEMORY_SIZE`` with
+    the API's JSON 413, before anything reads it: Django's own check answers an HTML 400
+    (RequestDataTooBig), and only once something reads ``request.body``. A body that declares
+    no length is bounded as it is read, by the API's parser (config/parsers.py). Pages keep
+    Django's check."""
+
+    def process_request(self, request: HttpRequest) -> HttpResponse | None:
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        if limit is None or not request.path_info.startswith("/api/"):
+            return None
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            return None
+        if length <= limit:
+            return None
+        return JsonResponse({"error": "too_large",
+                             "detail": f"the request body is larger than {limit} bytes, the "
+                                       "most this API accepts"}, status=413)

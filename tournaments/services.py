@@ -21,7 +21,7 @@ from games.engine.deal import new_seed
 from games.engine.registry import get_game
 from games.errors import GameError
 from games.models import HandEvent, Partie
-from games.services import BOT_NAMES, hand_deal, partie_start
+from games.services import BOT_NAMES, OPTION_MAX, hand_deal, partie_start
 from ledger import selectors as ledger_selectors
 from ledger import services as ledger
 
@@ -64,6 +64,10 @@ def soiree_check(*, starts_at: datetime, ends_at: datetime, game: str,
     for key in ("deals", "rounds", "until_broke"):
         if key in (options or {}):
             raise SoireeError(f"set the end condition with deals_per_partie, not options.{key}")
+    for key, top in OPTION_MAX.items():  # the bounds every partie keeps (games.services)
+        value = (options or {}).get(key)
+        if value is not None and value > top:
+            raise SoireeError(f"option {key!r} is at most {top}, not {value}")
     if move_timeout <= timedelta(0):
         raise SoireeError("move_timeout must be positive")
     if bot_kind not in BOT_NAMES:
@@ -242,7 +246,7 @@ def soiree_close_now(*, soiree: Soiree, at: datetime) -> None:
         if soiree.status == Soiree.Status.SCHEDULED:
             soiree.status = Soiree.Status.CLOSED
             soiree.closed_at = at
-            soiree.standings = {"players": []}
+            soiree.standings = {"players": [], "computed_at": at.isoformat()}  # its schema's
             soiree.save(update_fields=["status", "closed_at", "standings"])
             return
         if at <= soiree.starts_at:  # opened early and closed before its start time

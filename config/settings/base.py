@@ -38,6 +38,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "config.middleware.RefuseNulMiddleware",  # before anything reads a cookie or the query
+    "config.middleware.RefuseLargeBodyMiddleware",  # before anything reads the body
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -119,7 +120,19 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "EXCEPTION_HANDLER": "config.exceptions.exception_handler",
+    # JSON within a size, a depth and real text (config/parsers.py); forms for the browsable
+    # pages' posts, as DRF's defaults.
+    "DEFAULT_PARSER_CLASSES": [
+        "config.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
+    "DEFAULT_PAGINATION_CLASS": "config.pagination.Pagination",
 }
+
+# No request of this service needs more: a move is a few hundred bytes, a soirée's options a
+# few more. A larger body is refused, by the API with a JSON 413 (config/parsers.py).
+DATA_UPLOAD_MAX_MEMORY_SIZE = 256 * 1024
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Académie API",

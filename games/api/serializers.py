@@ -7,7 +7,7 @@ from rest_framework import serializers
 
 from games.engine.cards import CANONICAL_INDEX, SUITS
 from games.models import Game, Hand, Partie, Seat
-from games.services.parties import BOT_NAMES
+from games.services import BOT_NAMES, LENGTH_OPTION, MAX_BUY_IN, MAX_HANDS, OPTION_MAX
 
 MOVE_TYPES = ("open", "play", "comet", "keep_comet", "announce", "offer", "give_back", "return")
 
@@ -29,6 +29,36 @@ class MoveSerializer(serializers.Serializer):
         return value
 
 
+#: Every whole-number option and its bounds: the service's (games.services), checked here so
+#: that a body is refused naming the option before anything reaches the service, and no
+#: float or huge number ever reaches an integer column: (lowest, highest, may be null).
+INT_OPTIONS: dict[str, tuple[int, int, bool]] = {
+    **{name: (0, top, name == "max_turns") for name, top in OPTION_MAX.items()},
+    **{name: (1, MAX_HANDS, True) for name in LENGTH_OPTION.values()},
+}
+
+
+class OptionsField(serializers.DictField):
+    """A partie's or a soirée's game options: an object, each whole-number option within its
+    bounds (the game's own rules, the option names, the rest, are the engine's)."""
+
+    def to_internal_value(self, data: object) -> dict:
+        value = super().to_internal_value(data)
+        for name, item in value.items():
+            if name not in INT_OPTIONS:
+                continue
+            low, high, nullable = INT_OPTIONS[name]
+            if item is None and nullable:
+                continue
+            if (not isinstance(item, int) or isinstance(item, bool)
+                    or not low <= item <= high):
+                shown = repr(item) if isinstance(item, (int, float)) else type(item).__name__
+                raise serializers.ValidationError(
+                    f"option {name!r} must be a whole number from {low} to {high}"
+                    f"{' or null' if nullable else ''}, not {shown}")
+        return value
+
+
 class MoveRequestSerializer(serializers.Serializer):
     command_id = serializers.UUIDField()
     seq = serializers.IntegerField(min_value=0, help_text="The hand's seq this move answers")
@@ -41,8 +71,8 @@ class PartieCreateSerializer(serializers.Serializer):
                                     help_text="Usernames, seated first in this order")
     bots = serializers.ListField(child=serializers.ChoiceField(choices=BOT_NAMES), required=False,
                                  default=list)
-    options = serializers.DictField(required=False, default=dict)
-    buy_in = serializers.IntegerField(min_value=0, max_value=1_000_000, default=0)
+    options = OptionsField(required=False, default=dict)
+    buy_in = serializers.IntegerField(min_value=0, max_value=MAX_BUY_IN, default=0)
     move_timeout = serializers.FloatField(min_value=0.1, max_value=3600, default=30)
     forced_move_delay = serializers.FloatField(min_value=0, max_value=60, default=1)
     comet_window = serializers.FloatField(min_value=0, max_value=60, default=2)
@@ -81,6 +111,19 @@ class PartieSerializer(serializers.ModelSerializer):
         model = Partie
         fields = ["id", "game", "options", "club_key", "table_label", "status", "seats", "hands",
                   "created_at", "ended_at"]
+
+
+class PartieListSerializer(serializers.ModelSerializer):
+    """A partie in a list: its seats and how many hands it has dealt, not the hands (the
+    detail has them): a list is a page of parties, whatever their length."""
+
+    seats = SeatSerializer(many=True, read_only=True)
+    hands_dealt = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = Partie
+        fields = ["id", "game", "options", "club_key", "table_label", "status", "seats",
+                  "hands_dealt", "created_at", "ended_at"]
 
 
 # -- Answers of the hand endpoints, for the schema: the views answer plain dicts

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
+from django.db.models import Count, Prefetch, QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
+from rest_framework.generics import ListAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -16,7 +19,7 @@ from rest_framework.views import APIView
 from games import selectors, services
 from games.api import serializers as s
 from games.engine.base import Move
-from games.models import Hand
+from games.models import Hand, Partie, Seat
 
 
 def _hand(hand_id: str) -> Hand:
@@ -25,11 +28,16 @@ def _hand(hand_id: str) -> Hand:
     return get_object_or_404(hands, pk=hand_id)
 
 
-class PartieListView(APIView):
-    @extend_schema(responses=s.PartieSerializer(many=True))
-    def get(self, request: Request) -> Response:
-        parties = selectors.partie_list()[:100]
-        return Response(s.PartieSerializer(parties, many=True).data)
+class PartieListView(ListAPIView[Any]):
+    """Parties newest first, a page at a time (config.pagination), without their hands."""
+
+    serializer_class = s.PartieListSerializer
+
+    def get_queryset(self) -> QuerySet[Partie]:
+        seats = Prefetch("seats", queryset=Seat.objects.select_related("player"))
+        return (selectors.partie_list().prefetch_related(None).prefetch_related(seats)
+                .annotate(hands_dealt=Count("hands", distinct=True))
+                .order_by("-created_at", "-pk"))
 
     @extend_schema(request=s.PartieCreateSerializer, responses={201: s.PartieSerializer})
     def post(self, request: Request) -> Response:

@@ -2,13 +2,24 @@
 
 ``partie_start``, ``hand_deal``, ``partie_tick`` (deal the next hand once its pause has passed),
 ``move_play``, ``deadline_fire`` (the time-out, forced or delayed bot move of a pending
-decision) and ``partie_close``.
+decision) and ``partie_close``; and the bounds every partie keeps (``OPTION_MAX``,
+``MAX_HANDS``, ``MAX_BUY_IN``), for the API to refuse a body before it reaches them.
 """
 
 from .moves import MovePlayed, deadline_fire, move_play
-from .parties import BOT_NAMES, hand_deal, partie_close, partie_start, partie_tick
+from .parties import (
+    BOT_NAMES,
+    LENGTH_OPTION,
+    MAX_BUY_IN,
+    MAX_HANDS,
+    OPTION_MAX,
+    hand_deal,
+    partie_close,
+    partie_start,
+    partie_tick,
+)
 
 __all__ = [
-    "BOT_NAMES", "MovePlayed", "deadline_fire", "hand_deal", "move_play", "partie_close",
-    "partie_start", "partie_tick",
+    "BOT_NAMES", "LENGTH_OPTION", "MAX_BUY_IN", "MAX_HANDS", "OPTION_MAX", "MovePlayed",
+    "deadline_fire", "hand_deal", "move_play", "partie_close", "partie_start", "partie_tick",
 ]

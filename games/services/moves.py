@@ -61,18 +61,25 @@ def move_play(
     with transaction.atomic():
         hand, table = _locked(hand_id)
         seat = table.seat_of(user.pk)
+        # Who may move, before when: one without a seat is refused as such (403), whatever
+        # seq he answers. A seated player's own retry is answered below.
+        if seat is None:
+            raise NotSeated("you have no seat at this table")
         if seq != hand.last_seq or hand.status == Hand.Status.OVER:
             response = _answered_before(hand, request, user, command_id)
             return MovePlayed(response, hand, store.load(hand, len(table.seats)), seat,
                               retried=True)
-        if seat is None:
-            raise NotSeated("you have no seat at this table")
         loaded = store.load(hand, len(table.seats))
         first_new = hand.last_seq + 1
         try:
             loaded = apply_move(table, hand, loaded, seat, move, BY_PLAYER, actor=user,
                                 command_id=command_id, now=at)
         except RuleError as exc:
+            # An id already used is a reused id whatever the move (409, as a legal move's is
+            # below), not an illegal move: a command at the hand's current seq is never a
+            # retry, since applying one moves its hand on. Looked up only on this error path.
+            if Command.objects.filter(command_id=command_id).exists():
+                raise CommandConflict(store.COMMAND_REUSED) from None
             raise IllegalMoveError(exc.message, rule=exc.rule) from None
         loaded = advance(table, hand, loaded, now=at)
         save(table, hand)

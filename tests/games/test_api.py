@@ -147,12 +147,29 @@ def test_parties_are_listed_newest_first_and_read_one_by_one(
     one = client.get(f"/api/parties/{older.pk}/")
 
     assert listed.status_code == 200
-    assert [p["id"] for p in listed.json()][:2] == [str(newer.pk), str(older.pk)]
+    assert [p["id"] for p in listed.json()["results"]][:2] == [str(newer.pk), str(older.pk)]
+    # A list names how many hands each partie dealt; the detail has the hands.
+    assert "hands" not in listed.json()["results"][1]
+    assert listed.json()["results"][1]["hands_dealt"] == 1
     assert one.status_code == 200
     assert one.json()["id"] == str(older.pk)
     assert one.json()["hands"][0]["id"] == str(the_hand(older).pk)
     assert one.json()["hands"][0]["commitment"] == the_hand(older).commitment
     assert the_hand(older).secret.seed not in one.content.decode()
+
+
+def test_parties_are_listed_a_page_at_a_time(outsider: Any, api_as: Any) -> None:
+    parties = [PartieFactory(game="comet") for _ in range(3)]
+    client = api_as(outsider)
+
+    first = client.get("/api/parties/", {"limit": 2}).json()
+    second = client.get(first["next"]).json()
+
+    assert first["count"] == 3 and len(first["results"]) == 2
+    assert [p["id"] for p in first["results"] + second["results"]] == [
+        str(p.pk) for p in reversed(parties)]
+    assert second["next"] is None
+    assert len(client.get("/api/parties/").json()["results"]) == 3  # at most 50 a page
 
 
 @pytest.mark.parametrize(("body", "field", "words"), [
@@ -315,6 +332,20 @@ def test_someone_without_a_seat_at_the_table_cannot_move(
     assert book(opening["partie"]) == before
 
 
+def test_someone_without_a_seat_is_refused_as_such_even_at_a_stale_seq(
+        opening: dict[str, Any], outsider: Any, api_as: Any) -> None:
+    before = book(opening["partie"])
+    assert before["seq"] > 0
+
+    answer = post_move(api_as(outsider), opening["hand"], {"type": "open", "suit": "H"},
+                       seq=before["seq"] - 1)
+
+    # Who may move is checked before the seq: a 403, not the 409 of a lost race.
+    assert answer.status_code == 403
+    assert answer.json()["error"] == "not_seated"
+    assert book(opening["partie"]) == before
+
+
 def test_a_move_answering_an_old_seq_is_refused_as_stale(opening: dict[str, Any]) -> None:
     hand = opening["hand"]
     suit = opening["me"].get(f"/api/hands/{hand.id}/").json()["legal_moves"][0]["suit"]
@@ -380,6 +411,25 @@ def test_a_command_id_used_again_for_another_move_or_by_someone_else_is_a_confli
     for answer in (other_move, other_player):
         assert answer.status_code == 409
         assert answer.json()["error"] == "command_conflict"
+    assert book(opening["partie"]) == after
+
+
+@pytest.mark.parametrize("who", ["me", "other"])
+def test_a_command_id_used_again_at_the_current_seq_is_a_conflict_even_for_an_illegal_move(
+        opening: dict[str, Any], who: str) -> None:
+    hand = opening["hand"]
+    legal = opening["me"].get(f"/api/hands/{hand.id}/").json()["legal_moves"]
+    command_id = uuid.uuid4()
+    assert post_move(opening["me"], hand, legal[0], command_id=command_id).status_code == 201
+    after = book(opening["partie"])
+
+    # The hand's current seq, a move the rules forbid now (or a move out of turn).
+    answer = post_move(opening[who], hand, {"type": "open", "suit": "H", "card": "2C"},
+                       command_id=command_id)
+
+    assert answer.status_code == 409, answer.json()
+    assert answer.json()["error"] == "command_conflict"
+    assert answer.json()["detail"] == "this command_id was already used for another move"
     assert book(opening["partie"]) == after
 
 

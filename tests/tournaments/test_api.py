@@ -10,6 +10,7 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from tournaments.api.views import SoireeStandingsSerializer
 from tournaments.models import Registration, Soiree
 
 pytestmark = pytest.mark.django_db
@@ -86,3 +87,32 @@ def test_an_unknown_season_is_a_refused_field(club: Any, organiser: Any) -> None
     assert answer.status_code == 400
     assert answer.json()["season"] == ["no season 999 in Le Cercle"]
     assert not Soiree.objects.exists()
+
+
+def test_a_soiree_closed_before_it_opened_has_standings_of_its_schema(club: Any,
+                                                                      organiser: Any) -> None:
+    client = _as(organiser)
+    soiree = client.post("/api/soirees/", _soiree(), format="json").json()
+    assert client.post(f"/api/soirees/{soiree['id']}/close").status_code == 200
+
+    answer = client.get(f"/api/soirees/{soiree['id']}/standings").json()
+
+    assert answer["status"] == "closed"
+    assert answer["standings"]["players"] == []
+    assert answer["standings"]["computed_at"]
+    shape = SoireeStandingsSerializer(data=answer)
+    assert shape.is_valid(), shape.errors
+
+
+def test_soirees_are_listed_a_page_at_a_time(club: Any, organiser: Any) -> None:
+    client = _as(organiser)
+    for name in ("Lundi", "Mardi", "Mercredi"):
+        assert client.post("/api/soirees/", _soiree(name=name), format="json").status_code == 201
+
+    first = client.get("/api/soirees/", {"limit": 2}).json()
+    second = client.get(first["next"]).json()
+
+    assert first["count"] == 3
+    assert len(first["results"]) == 2 and len(second["results"]) == 1
+    assert {s["name"] for s in first["results"] + second["results"]} == {
+        "Lundi", "Mardi", "Mercredi"}

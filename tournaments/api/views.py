@@ -7,17 +7,20 @@ from datetime import timedelta
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
+from rest_framework.generics import ListAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.fields import DateTimeField
+from games.api.serializers import OptionsField
 from games.models import Game, Hand, Partie
-from games.services.parties import BOT_NAMES
+from games.services import BOT_NAMES, MAX_BUY_IN, MAX_HANDS
 from tournaments import selectors, services
 from tournaments.errors import NotMember, NotOrganiser
 from tournaments.models import Club, Membership, Season, Soiree
@@ -40,13 +43,13 @@ class SoireeCreateSerializer(serializers.Serializer):
     starts_at = DateTimeField()
     ends_at = DateTimeField()
     game = serializers.ChoiceField(choices=Game.choices)
-    options = serializers.DictField(required=False, default=dict)
-    buy_in = serializers.IntegerField(min_value=0, max_value=1_000_000, default=50)
+    options = OptionsField(required=False, default=dict)
+    buy_in = serializers.IntegerField(min_value=0, max_value=MAX_BUY_IN, default=50)
     move_timeout = serializers.FloatField(min_value=0.5, max_value=3600, default=30)
     pause_between_hands = serializers.FloatField(min_value=0, max_value=3600, default=5)
     forced_move_delay = serializers.FloatField(min_value=0, max_value=60, default=1)
     comet_window = serializers.FloatField(min_value=0, max_value=60, default=2)
-    deals_per_partie = serializers.IntegerField(min_value=1, max_value=1000, required=False,
+    deals_per_partie = serializers.IntegerField(min_value=1, max_value=MAX_HANDS, required=False,
                                                 allow_null=True, default=None)
     bots_allowed = serializers.BooleanField(default=True)
     bot_kind = serializers.ChoiceField(choices=BOT_NAMES, default="heuristic")
@@ -183,11 +186,13 @@ def _soiree(soiree_id: int) -> Soiree:
     return get_object_or_404(Soiree.objects.select_related("club"), pk=soiree_id)
 
 
-class SoireeListView(APIView):
-    @extend_schema(responses=SoireeSerializer(many=True))
-    def get(self, request: Request) -> Response:
-        soirees = selectors.soiree_list(user=request.user)[:100]
-        return Response(SoireeSerializer(soirees, many=True).data)
+class SoireeListView(ListAPIView[Any]):
+    """The requester's clubs' soirées, newest first, a page at a time (config.pagination)."""
+
+    serializer_class = SoireeSerializer
+
+    def get_queryset(self) -> QuerySet[Soiree]:
+        return selectors.soiree_list(user=self.request.user).order_by("-starts_at", "-pk")
 
     @extend_schema(request=SoireeCreateSerializer, responses={201: SoireeSerializer})
     def post(self, request: Request) -> Response:
