@@ -1,16 +1,22 @@
+from csp.constants import UNSAFE_INLINE
+from csp.decorators import csp_update
 from django.contrib import admin
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from config.views import api_not_found
+from config.views import api_not_found, healthz, readyz
 
 urlpatterns = [
+    path("healthz", healthz, name="healthz"),
+    path("readyz", readyz, name="readyz"),
     path("admin/", admin.site.urls),
     path("api/", include("games.api.urls")),
     path("api/", include("tournaments.api.urls")),
     path("api/ledger/", include("ledger.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger"),
+    # Swagger UI's page has an inline <style> of its own (its scripts are files): styles only.
+    path("api/docs/", csp_update({"style-src": [UNSAFE_INLINE]})(
+        SpectacularSwaggerView.as_view(url_name="schema")), name="swagger"),
     re_path(r"^api/", api_not_found),  # last of the API's: a JSON 404, not the HTML page
     path("", include("frontend.urls")),
 ]
