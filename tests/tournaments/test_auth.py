@@ -63,7 +63,8 @@ def test_the_settings_use_djangos_own_session_engines(redis_url: str, expected: 
     env = {**os.environ, "REDIS_URL": redis_url}
     found = subprocess.run([sys.executable, "-c", code], env=env, check=True, cwd=ROOT,
                            capture_output=True, text=True).stdout.split()
-    cache = "django_redis.cache.RedisCache" if redis_url else "None"
+    cache = ("django_redis.cache.RedisCache" if redis_url
+             else "django.core.cache.backends.locmem.LocMemCache")
     assert found == [expected, "tournaments.auth.NulSafeModelBackend", cache]
 
 
