@@ -13,10 +13,12 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $(STAMP)
 
+# Development settings (DEBUG, the embedded default): the entry points default to production.
+run: export DJANGO_SETTINGS_MODULE = config.settings.local
 run: $(STAMP)
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py demo_soiree --if-empty
-	$(BIN)/python manage.py serve 127.0.0.1:8000
+	$(BIN)/python manage.py serve $(or $(ADDR),127.0.0.1:8000)
 
 test: $(STAMP)
 	bash scripts/test.sh

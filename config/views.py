@@ -1,11 +1,18 @@
-"""Answers of the API's own, outside any app."""
+"""Answers of the API's own, outside any app, and the health and readiness probes."""
 
 from __future__ import annotations
 
+import logging
+
+import redis
 from django.conf import settings
+from django.db import connection
 from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect, JsonResponse
 from django.urls import Resolver404, resolve
 from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_safe
+
+logger = logging.getLogger(__name__)
 
 
 @csrf_exempt  # it changes nothing; a POST gets the 404 too, not Django's HTML 403
@@ -28,3 +35,39 @@ def api_not_found(request: HttpRequest) -> HttpResponse:
 
 def _not_found(detail: str) -> HttpResponse:
     return JsonResponse({"error": "not_found", "detail": detail}, status=404)
+
+
+@require_safe
+def healthz(request: HttpRequest) -> HttpResponse:
+    """Liveness: the process answers. Touches nothing else, so that a database outage does not
+    get a healthy web process restarted."""
+    return JsonResponse({"status": "ok"})
+
+
+@require_safe
+def readyz(request: HttpRequest) -> HttpResponse:
+    """Readiness: the database answers a trivial query, and Redis a PING when REDIS_URL is set.
+    503 names what failed; the reason goes to the log, not to the (public) answer."""
+    checks: dict[str, str] = {}
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+            cursor.fetchone()
+        checks["database"] = "ok"
+    except Exception:
+        logger.exception("readiness: the database does not answer")
+        checks["database"] = "unavailable"
+    if settings.REDIS_URL:
+        client = redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=1,
+                                      socket_timeout=1)
+        try:
+            client.ping()
+            checks["redis"] = "ok"
+        except Exception:
+            logger.exception("readiness: Redis does not answer")
+            checks["redis"] = "unavailable"
+        finally:
+            client.close()
+    ready = all(state == "ok" for state in checks.values())
+    return JsonResponse({"status": "ok" if ready else "unavailable", "checks": checks},
+                        status=200 if ready else 503)

@@ -4,10 +4,15 @@ Embedded default: SQLite in the project folder and no Redis, so that the service
 laptop with only Python. Real deployment: DATABASE_URL (PostgreSQL) and REDIS_URL.
 """
 
+import warnings
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import environ
+from csp.constants import NONCE, NONE, SELF
+
+from config.logging import logging_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
@@ -28,6 +33,9 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI's files, served from here rather than a CDN
+    "csp",
+    "axes",
     "pgtrigger",
     "ledger",
     "games",
@@ -36,7 +44,10 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "config.request_id.request_id_middleware",  # first: whatever is logged carries the id
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",  # the static files, in every deployment
+    "csp.middleware.CSPMiddleware",
     "config.middleware.RefuseNulMiddleware",  # before anything reads a cookie or the query
     "config.middleware.RefuseLargeBodyMiddleware",  # before anything reads the body
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -45,6 +56,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes requires
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -98,6 +110,11 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
+# WhiteNoise serves the apps' static files (admin, Swagger UI) through Django's finders, so that
+# a deployment serves them without a collectstatic step or a separate file server.
+WHITENOISE_USE_FINDERS = True
+# STATIC_ROOT exists only where collectstatic ran; the finders serve the files without it.
+warnings.filterwarnings("ignore", "No directory at", UserWarning, "whitenoise.base")
 
 REDIS_URL = env.str("REDIS_URL", default="")
 
@@ -108,8 +125,25 @@ if REDIS_URL:
                           "LOCATION": REDIS_URL, "KEY_PREFIX": "academie"}}
     SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 else:
+    # The throttles' counts live here too: per process, which is the whole embedded default.
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
     SESSION_ENGINE = "django.contrib.sessions.backends.db"
-AUTHENTICATION_BACKENDS = ["tournaments.auth.NulSafeModelBackend"]
+# django-axes first: it refuses a locked-out sign-in before any password is checked, on the
+# sign-in page and HTTP Basic alike; then the project's own backend.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend",
+                           "tournaments.auth.NulSafeModelBackend"]
+# Sign-in lock-out (django-axes): this many failures of one username from one address lock that
+# pair out for the cool-off (429). By the pair, not the address alone: a club's members often
+# share one address at the venue, and one member's typos must not lock the others out.
+AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=10)
+AXES_COOLOFF_TIME = timedelta(minutes=env.float("AXES_COOLOFF_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+# Counted in Redis when there is one: no query per signed request, shared by the processes, and
+# a username that PostgreSQL's text cannot hold (a NUL) is only ever hashed into a key. Without
+# Redis (the embedded default, SQLite), in the database: a per-process cache would not do.
+AXES_HANDLER = ("axes.handlers.cache.AxesCacheHandler" if REDIS_URL
+                else "axes.handlers.database.AxesDatabaseHandler")
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -146,7 +180,51 @@ SPECTACULAR_SETTINGS = {
     # Then every operation's error answers (config/schema.py).
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums",
                              "config.schema.document_errors"],
+    # Swagger UI and Redoc from drf-spectacular-sidecar's static files: the page works offline.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
+
+# Throttling (DRF): per address for anonymous clients, per user otherwise, and the moves of one
+# user on their own rate; counted in the default cache (Redis in a deployment). Rates are
+# "number/period" with period s, m, h or d. NUM_PROXIES: how many proxies in front append to
+# X-Forwarded-For, so that an anonymous client is told by its own address, not the proxy's.
+REST_FRAMEWORK |= {
+    "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.AnonRateThrottle",
+                                 "rest_framework.throttling.UserRateThrottle",
+                                 "rest_framework.throttling.ScopedRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": env.str("THROTTLE_ANON_RATE", default="30/m"),
+        "user": env.str("THROTTLE_USER_RATE", default="20/s"),
+        "moves": env.str("THROTTLE_MOVES_RATE", default="5/s"),
+    },
+    "NUM_PROXIES": env.int("DJANGO_NUM_PROXIES", default=None),
+}
+
+# Content-Security-Policy (django-csp): the pages' own scripts and styles carry the request's
+# nonce; nothing inline without it, nothing from elsewhere. 'self' covers the live WebSockets of
+# the same address (ws: and wss:); CSP_CONNECT_SRC adds other origins, e.g. a live server of its
+# own ("wss://live.example.org").
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF, NONCE],
+        "style-src": [SELF, NONCE],
+        "connect-src": [SELF, *env.list("CSP_CONNECT_SRC", default=[])],
+        "img-src": [SELF, "data:"],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    },
+}
+
+# Logs on stdout, each record with its request's id: JSON lines in production (DJANGO_LOG_FORMAT
+# = json), text otherwise.
+LOG_LEVEL = env.str("DJANGO_LOG_LEVEL", default="INFO")
+LOGGING = logging_config(json_lines=env.str("DJANGO_LOG_FORMAT", default="text") == "json",
+                         level=LOG_LEVEL)
 
 # Celery: Redis when REDIS_URL is set; otherwise an in-memory broker for the embedded default.
 CELERY_BROKER_URL = REDIS_URL or "memory://"

@@ -74,6 +74,8 @@ class HandDetailView(APIView):
 
 
 class HandMovesView(APIView):
+    throttle_scope = "moves"  # its own rate (settings: DEFAULT_THROTTLE_RATES)
+
     @extend_schema(request=s.MoveRequestSerializer, responses={201: s.MoveAnswerSerializer})
     def post(self, request: Request, hand_id: str) -> Response:
         data = s.MoveRequestSerializer(data=request.data)

@@ -58,12 +58,13 @@ def signed_in(engine: str, django_user_model: Any) -> tuple[Client, Any]:
 def test_the_settings_use_djangos_own_session_engines(redis_url: str, expected: str) -> None:
     """cached_db on Redis when REDIS_URL is set; the database alone without it."""
     code = ("from config.settings import base; "
-            "print(base.SESSION_ENGINE, base.AUTHENTICATION_BACKENDS[0], "
+            "print(base.SESSION_ENGINE, base.AUTHENTICATION_BACKENDS[-1], "
             "getattr(base, 'CACHES', {}).get('default', {}).get('BACKEND'))")
     env = {**os.environ, "REDIS_URL": redis_url}
     found = subprocess.run([sys.executable, "-c", code], env=env, check=True, cwd=ROOT,
                            capture_output=True, text=True).stdout.split()
-    cache = "django_redis.cache.RedisCache" if redis_url else "None"
+    cache = ("django_redis.cache.RedisCache" if redis_url
+             else "django.core.cache.backends.locmem.LocMemCache")
     assert found == [expected, "tournaments.auth.NulSafeModelBackend", cache]
 
 
