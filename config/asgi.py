@@ -6,7 +6,7 @@ import os
 
 from django.core.asgi import get_asgi_application
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.production")
 # Django is set up before the routes, whose consumers import models.
 django_application = get_asgi_application()
 

@@ -9,7 +9,7 @@ import os
 from celery import Celery
 from celery.signals import task_postrun
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.production")
 
 app = Celery("academie")
 app.config_from_object("django.conf:settings", namespace="CELERY")

@@ -7,13 +7,15 @@ so that a page can never show more than the API lets the viewer see.
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from games.models import Hand
+from games.permissions import may_view
 from games.selectors import seat_of
-from tournaments.models import Soiree
-from tournaments.selectors import soiree_list
+from tournaments.models import Membership, Soiree
+from tournaments.selectors import has_role, soiree_list
 
 
 @login_required
@@ -25,12 +27,18 @@ def lobby(request: HttpRequest) -> HttpResponse:
 @login_required
 def soiree_page(request: HttpRequest, soiree_id: int) -> HttpResponse:
     soiree = get_object_or_404(Soiree, pk=soiree_id)
+    if not (request.user.is_staff or request.user.is_superuser
+            or has_role(request.user, soiree.club_id, *Membership.Role.values)):
+        raise PermissionDenied("only the club's members may see this soirée")
     return render(request, "frontend/soiree.html", {"soiree": soiree})
 
 
 @login_required
 def table_page(request: HttpRequest, hand_id: str) -> HttpResponse:
     hand = get_object_or_404(Hand.objects.select_related("partie"), pk=hand_id)
+    if not may_view(request.user, hand.partie):
+        raise PermissionDenied("only the club's members, or a casual table's players, may "
+                               "see this hand")
     # A seated viewer follows his seat's frames (his cards), anyone else the public ones.
     seat = seat_of(hand, request.user)
     live_path = (f"/ws/parties/{hand.partie_id}/" if seat is None
@@ -41,4 +49,7 @@ def table_page(request: HttpRequest, hand_id: str) -> HttpResponse:
 @login_required
 def audit_page(request: HttpRequest, hand_id: str) -> HttpResponse:
     hand = get_object_or_404(Hand.objects.select_related("partie"), pk=hand_id)
+    if not may_view(request.user, hand.partie):
+        raise PermissionDenied("only the club's members, or a casual table's players, may "
+                               "see this hand")
     return render(request, "frontend/audit.html", {"hand": hand})

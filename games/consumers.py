@@ -1,10 +1,11 @@
 """The live table's WebSocket endpoints (games/live.py).
 
-``ws/parties/<id>/``: the partie's public frames, for any signed-in person (as the API lets
-anyone signed in watch a table). ``ws/parties/<id>/seats/<n>/``: seat n's frames, holding its
-cards, for the person in that seat only. A refusal is sent after the handshake, as a close code
-a page can read (the 4000s mirror the HTTP status): 4400 a malformed ``hand`` or ``after``,
-4401 not signed in, 4403 not this seat's player, 4404 no such partie or seat.
+``ws/parties/<id>/``: the partie's public frames, for who may see the partie (its club's members,
+or a casual table's players, and staff: games/permissions.py). ``ws/parties/<id>/seats/<n>/``:
+seat n's frames, holding its cards, for the person in that seat only. A refusal is sent after the
+handshake, as a close code a page can read (the 4000s mirror the HTTP status): 4400 a malformed
+``hand`` or ``after``, 4401 not signed in, 4403 not this seat's player or not one who may see
+the partie, 4404 no such partie or seat.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from urllib.parse import parse_qs
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from games import live
+from games import live, permissions
 from games.models import Partie, Seat
 
 BAD_REQUEST, NOT_SIGNED_IN, FORBIDDEN, NOT_FOUND = 4400, 4401, 4403, 4404
@@ -28,7 +29,8 @@ def _refusal(user: Any, partie_id: Any, seat: int | None) -> int | None:
     if not Partie.objects.filter(pk=partie_id).exists():
         return NOT_FOUND
     if seat is None:
-        return None
+        # The public frames, for who may see the partie (games/permissions.py).
+        return None if permissions.may_view(user, Partie.objects.get(pk=partie_id)) else FORBIDDEN
     found = Seat.objects.filter(partie_id=partie_id, number=seat).values("player_id").first()
     if found is None:
         return NOT_FOUND

@@ -61,3 +61,11 @@ class PartieOver(GameError):
 class InvalidPartie(GameError):
     status = 400
     code = "invalid_partie"
+
+
+class NotViewer(GameError):
+    """The partie belongs to a club the requester is not a member of, or is a casual table he
+    does not sit at (games/permissions.py)."""
+
+    status = 403
+    code = "not_viewer"

@@ -250,6 +250,9 @@ if REDIS_URL:
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "games.live.InProcessChannelLayer"}}
 
+# Who may see a club's parties (games/permissions.py): the club keys of a user's clubs.
+ACADEMIE_PARTIE_VIEWERS = "tournaments.access.club_keys"
+
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "lobby"
 LOGOUT_REDIRECT_URL = "login"

@@ -16,26 +16,37 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from games import selectors, services
+from games import permissions, selectors, services
 from games.api import serializers as s
 from games.engine.base import Move
+from games.errors import NotViewer
 from games.models import Hand, Partie, Seat
 
 
-def _hand(hand_id: str) -> Hand:
+def _viewable(request: Request, partie: Partie) -> None:
+    if not permissions.may_view(request.user, partie):
+        raise NotViewer("this partie is seen only by its club's members or, at a casual "
+                        "table, by its players")
+
+
+def _hand(request: Request, hand_id: str) -> Hand:
     # The seats come in one query, used by both the seat lookup and the deck (seat count).
     hands = Hand.objects.select_related("partie", "secret").prefetch_related("partie__seats")
-    return get_object_or_404(hands, pk=hand_id)
+    hand = get_object_or_404(hands, pk=hand_id)
+    _viewable(request, hand.partie)
+    return hand
 
 
 class PartieListView(ListAPIView[Any]):
-    """Parties newest first, a page at a time (config.pagination), without their hands."""
+    """Parties newest first, a page at a time (config.pagination), without their hands: those
+    the requester may see (games.permissions)."""
 
     serializer_class = s.PartieListSerializer
 
     def get_queryset(self) -> QuerySet[Partie]:
         seats = Prefetch("seats", queryset=Seat.objects.select_related("player"))
-        return (selectors.partie_list().prefetch_related(None).prefetch_related(seats)
+        parties = permissions.visible_parties(self.request.user, selectors.partie_list())
+        return (parties.prefetch_related(None).prefetch_related(seats)
                 .annotate(hands_dealt=Count("hands", distinct=True))
                 .order_by("-created_at", "-pk"))
 
@@ -61,16 +72,15 @@ class PartieDetailView(APIView):
     @extend_schema(responses=s.PartieSerializer)
     def get(self, request: Request, partie_id: str) -> Response:
         partie = get_object_or_404(selectors.partie_list(), pk=partie_id)
+        _viewable(request, partie)
         return Response(s.PartieSerializer(partie).data)
 
 
 class HandDetailView(APIView):
     @extend_schema(responses=s.HandViewSerializer)
     def get(self, request: Request, hand_id: str) -> Response:
-        try:
-            return Response(selectors.hand_view_by_id(hand_id=hand_id, user=request.user))
-        except Hand.DoesNotExist:
-            raise Http404("no such hand") from None
+        hand = _hand(request, hand_id)
+        return Response(selectors.hand_view(hand=hand, user=request.user))
 
 
 class HandMovesView(APIView):
@@ -104,7 +114,7 @@ class HandMovesView(APIView):
 class HandEventsView(APIView):
     @extend_schema(responses=s.HandEventsSerializer)
     def get(self, request: Request, hand_id: str) -> Response:
-        hand = _hand(hand_id)
+        hand = _hand(request, hand_id)
         return Response({"hand": str(hand.id), "over": hand.status == Hand.Status.OVER,
                          "events": selectors.hand_events(hand=hand, user=request.user)})
 
@@ -116,10 +126,10 @@ _NOT_OVER = OpenApiResponse(description="The hand is not over yet: its record, s
 class HandRecordView(APIView):
     @extend_schema(responses={200: dict, 409: _NOT_OVER})
     def get(self, request: Request, hand_id: str) -> Response:
-        return Response(selectors.hand_record(hand=_hand(hand_id)))
+        return Response(selectors.hand_record(hand=_hand(request, hand_id)))
 
 
 class HandVerifyView(APIView):
     @extend_schema(responses={200: s.HandVerificationSerializer, 409: _NOT_OVER})
     def get(self, request: Request, hand_id: str) -> Response:
-        return Response(selectors.hand_verification(hand=_hand(hand_id)))
+        return Response(selectors.hand_verification(hand=_hand(request, hand_id)))

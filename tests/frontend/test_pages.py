@@ -58,7 +58,13 @@ def test_the_table_page_follows_the_viewer_s_seat_or_the_public_frames(
     client.force_login(organiser)
     seated = client.get(f"/hands/{hand.pk}/").content.decode()
     client.force_login(outsider)
+    refused = client.get(f"/hands/{hand.pk}/")
+    # A casual table is watched by its players and staff only (games/permissions.py).
+    outsider.is_staff = True
+    outsider.save(update_fields=["is_staff"])
     watching = client.get(f"/hands/{hand.pk}/").content.decode()
+
+    assert refused.status_code == 403
 
     assert f'liveSocket("/ws/parties/{partie.pk}/seats/{seat}/"' in seated
     assert f'liveSocket("/ws/parties/{partie.pk}/"' in watching

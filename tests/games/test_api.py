@@ -141,6 +141,9 @@ def test_parties_are_listed_newest_first_and_read_one_by_one(
     older = PartieFactory(game="comet")
     newer = PartieFactory(game="commere", players=[UserFactory() for _ in range(2)],
                           bots=["heuristic", "heuristic"])
+    # A casual partie is seen by its players and by staff (games/permissions.py).
+    outsider.is_staff = True
+    outsider.save(update_fields=["is_staff"])
     client = api_as(outsider)
 
     listed = client.get("/api/parties/")
@@ -160,6 +163,8 @@ def test_parties_are_listed_newest_first_and_read_one_by_one(
 
 def test_parties_are_listed_a_page_at_a_time(outsider: Any, api_as: Any) -> None:
     parties = [PartieFactory(game="comet") for _ in range(3)]
+    outsider.is_staff = True  # staff see every casual partie (games.permissions)
+    outsider.save()
     client = api_as(outsider)
 
     first = client.get("/api/parties/", {"limit": 2}).json()
@@ -249,6 +254,9 @@ def test_the_other_player_sees_whose_turn_it_is_but_has_no_move(opening: dict[st
 
 def test_a_spectator_sees_the_table_but_no_hand_and_no_move(
         opening: dict[str, Any], outsider: Any, api_as: Any) -> None:
+    # A casual partie is seen by its players and by staff (games/permissions.py).
+    outsider.is_staff = True
+    outsider.save(update_fields=["is_staff"])
     view = api_as(outsider).get(f"/api/hands/{opening['hand'].id}/").json()
 
     assert view["your_seat"] is None
@@ -565,6 +573,9 @@ def test_a_signed_in_session_plays_like_any_client(opening: dict[str, Any]) -> N
 @pytest.fixture
 def commere(organiser: Any, player: Any, outsider: Any, api_as: Any) -> dict[str, Any]:
     """A Ma commère round of four people, after its first speaker offered a card."""
+    # A casual partie is seen by its players and by staff (games/permissions.py).
+    outsider.is_staff = True
+    outsider.save(update_fields=["is_staff"])
     people = [player, organiser, UserFactory(username="paul"), UserFactory(username="rita")]
     partie = PartieFactory(game="commere", players=people,
                            options={"compulsory_announce": False, "max_turns": 3})
@@ -718,3 +729,19 @@ def test_the_swagger_page_is_served(outsider: Any, api_as: Any) -> None:
     assert answer.status_code == 200
     assert answer["Content-Type"].startswith("text/html")
     assert b"swagger" in answer.content.lower()
+
+
+def test_a_casual_partie_is_refused_to_who_does_not_sit_at_it(
+        player: Any, outsider: Any, api_as: Any) -> None:
+    partie = PartieFactory(game="comet", players=[player], bots=["heuristic"])
+    hand = partie.hands.get()
+    client = api_as(outsider)
+
+    listed = client.get("/api/parties/").json()
+    answers = [client.get(url) for url in (
+        f"/api/parties/{partie.pk}/", f"/api/hands/{hand.pk}/", f"/api/hands/{hand.pk}/events",
+        f"/api/hands/{hand.pk}/record", f"/api/hands/{hand.pk}/verify")]
+
+    assert str(partie.pk) not in [p["id"] for p in listed["results"]]
+    assert [(a.status_code, a.json()["error"]) for a in answers] == [(403, "not_viewer")] * 5
+    assert api_as(player).get(f"/api/hands/{hand.pk}/").status_code == 200

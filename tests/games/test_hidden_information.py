@@ -140,7 +140,8 @@ def seat_everyone(game: str, n: int, **kwargs: Any) -> Table:
         clients[seat] = APIClient()
         clients[seat].force_authenticate(user)
     clients[None] = APIClient()
-    clients[None].force_authenticate(UserFactory(username=f"spectator-{partie.pk.hex[:6]}"))
+    clients[None].force_authenticate(UserFactory(username=f"spectator-{partie.pk.hex[:6]}",
+                                                   is_staff=True))
     return Table(partie=partie, clients=clients, rng=random.Random(f"{game}-{n}"))
 
 

@@ -153,6 +153,11 @@ def test_a_move_reaches_the_public_and_the_seat_groups_with_its_seq(layer, peopl
     async_to_sync(scenario)()
 
 
+def _make_staff(user: Any) -> None:
+    user.is_staff = True
+    user.save(update_fields=["is_staff"])
+
+
 def test_only_the_seated_person_may_join_a_seat_and_strangers_none(
         layer, people, outsider) -> None:
     partie = _commere(people)
@@ -183,7 +188,9 @@ def test_only_the_seated_person_may_join_a_seat_and_strangers_none(
         [frame] = await _drain(mine, 0.2)
         assert frame["your_seat"] == seat1 and len(frame["view"]["hand"]) == 3
         await mine.disconnect()
-        # Anyone signed in may watch the table.
+        # A casual table is watched by its players and staff only (games/permissions.py).
+        assert await _closed_with(_socket(f"/ws/parties/{partie.pk}/", oscar)) == 4403
+        await sync_to_async(_make_staff)(outsider)
         public = _socket(f"/ws/parties/{partie.pk}/", oscar)
         assert (await public.connect())[0]
         [frame] = await _drain(public, 0.2)
@@ -264,6 +271,7 @@ def test_a_partie_that_closes_is_announced_to_its_watchers(layer, people) -> Non
     partie = PartieFactory(game="comet", players=[people[0]], bots=["heuristic", "heuristic"],
                            buy_in=20)
     hand = partie.hands.get()
+    _make_staff(people[1])  # a casual table's watcher who does not sit at it
     watcher = _cookie(people[1])
 
     async def scenario() -> None:
@@ -356,6 +364,7 @@ def test_no_frame_to_a_seat_or_a_spectator_holds_a_hidden_card(layer, game, peop
     hand = partie.hands.get()
     users = _users(partie)
     cookies = {seat: _cookie(user) for seat, user in users.items()}
+    _make_staff(people[3])  # a casual table's watcher who does not sit at it
     watcher = _cookie(people[3])
     rng = random.Random(f"{game}-hidden")
     moves = 0
