@@ -1,6 +1,7 @@
 """Settings of the HTTP benchmark: the production stack (DEBUG off, the same middleware,
 authentication and renderers) plus the trivial endpoint of bench/urls.py. Never deployed."""
 
+
 from config.settings.base import *  # noqa: F403
 from config.settings.base import INSTALLED_APPS
 

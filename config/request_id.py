@@ -35,7 +35,7 @@ def request_id_middleware(get_response: Callable[[HttpRequest], Any]) -> Any:
             request.request_id = request_id_of(request)  # type: ignore[attr-defined]
             token = current_request_id.set(request.request_id)  # type: ignore[attr-defined]
             try:
-                response = await get_response(request)
+                response: HttpResponseBase = await get_response(request)
             finally:
                 current_request_id.reset(token)
             response[HEADER] = request.request_id  # type: ignore[attr-defined]
@@ -49,7 +49,7 @@ def request_id_middleware(get_response: Callable[[HttpRequest], Any]) -> Any:
         request.request_id = request_id_of(request)  # type: ignore[attr-defined]
         token = current_request_id.set(request.request_id)  # type: ignore[attr-defined]
         try:
-            response = get_response(request)
+            response: HttpResponseBase = get_response(request)
         finally:
             current_request_id.reset(token)
         response[HEADER] = request.request_id  # type: ignore[attr-defined]

@@ -145,7 +145,7 @@ AXES_RESET_ON_SUCCESS = True
 AXES_HANDLER = ("axes.handlers.cache.AxesCacheHandler" if REDIS_URL
                 else "axes.handlers.database.AxesDatabaseHandler")
 
-REST_FRAMEWORK = {
+REST_FRAMEWORK: dict[str, Any] = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_AUTHENTICATION_CLASSES": [
         # Basic first: a request without credentials gets 401 with WWW-Authenticate.
