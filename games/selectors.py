@@ -12,7 +12,7 @@ from games.engine.base import Event
 from games.engine.record import build_record
 from games.engine.verify import Discrepancy, verify_record
 from games.errors import HandNotOver
-from games.models import Hand, Partie, Seat
+from games.models import Hand, HandEvent, Partie, Seat
 from games.services import store
 from games.visibility import redact_events
 
@@ -85,6 +85,13 @@ def view_of(*, hand: Hand, loaded: store.Loaded, seat: int | None,
         "next_hand": next_hand if over else None,
         "view": view,
     }
+
+
+def partie_results(*, partie: Partie) -> list[tuple[str, dict[str, Any]]]:
+    """The partie's ``hand_over`` and ``comet`` events, as (type, payload), hand by hand: what
+    a soirée's standings count."""
+    return list(HandEvent.objects.filter(hand__partie=partie, type__in=["hand_over", "comet"])
+                .order_by("hand__number", "seq").values_list("type", "payload"))
 
 
 def hand_events(*, hand: Hand, user: AbstractBaseUser | AnonymousUser) -> list[dict[str, Any]]:

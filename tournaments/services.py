@@ -7,7 +7,6 @@ soirée's end time (``deal_until``), the hands in progress finishing.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from collections import defaultdict
 from datetime import datetime, timedelta
@@ -17,11 +16,11 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from config.errors import DomainError
+from games import selectors as game_selectors
 from games.engine.deal import new_seed
 from games.engine.registry import get_game
-from games.errors import GameError
-from games.models import HandEvent, Partie
-from games.services import BOT_NAMES, OPTION_MAX, hand_deal, partie_start
+from games.models import Partie
+from games.services import BOT_NAMES, OPTION_MAX, hand_deal, partie_start, partie_stop_dealing
 from ledger import selectors as ledger_selectors
 from ledger import services as ledger
 
@@ -253,13 +252,9 @@ def soiree_close_now(*, soiree: Soiree, at: datetime) -> None:
             soiree.starts_at = at - timedelta(microseconds=1)
         soiree.ends_at = min(soiree.ends_at, at)
         soiree.save(update_fields=["starts_at", "ends_at"])
-        Partie.objects.filter(soiree_table__soiree=soiree).update(deal_until=soiree.ends_at)
-        for table in _latest_tables(soiree).values():
-            partie = table.partie
-            last = partie.hands.order_by("-number").first()
-            if partie.status == Partie.Status.PLAYING and (last is None or last.status == "over"):
-                with contextlib.suppress(GameError):
-                    hand_deal(partie=partie, at=at)  # past deal_until: closes the partie
+        for partie_id in SoireeTable.objects.filter(soiree=soiree).values_list("partie_id",
+                                                                               flat=True):
+            partie_stop_dealing(partie_id=partie_id, until=soiree.ends_at, at=at)
     soiree_tick(soiree=soiree, at=at)
 
 
@@ -294,10 +289,7 @@ def standings_compute(*, soiree: Soiree, at: datetime) -> dict[str, Any]:
         "seats__player")
     for partie in parties:
         names = {s.number: s.player.get_username() for s in partie.seats.all()}
-        events = HandEvent.objects.filter(hand__partie=partie,
-                                          type__in=["hand_over", "comet"]).values_list(
-            "type", "payload")
-        for kind, payload in events:
+        for kind, payload in game_selectors.partie_results(partie=partie):
             if kind == "comet":
                 rows[names[payload["seat"]]]["comets"] += 1
                 continue

@@ -2,8 +2,9 @@
 
 ``partie_start``, ``hand_deal``, ``partie_tick`` (deal the next hand once its pause has passed),
 ``move_play``, ``deadline_fire`` (the time-out, forced or delayed bot move of a pending
-decision) and ``partie_close``; and the bounds every partie keeps (``OPTION_MAX``,
-``MAX_HANDS``, ``MAX_BUY_IN``), for the API to refuse a body before it reaches them.
+decision), ``partie_stop_dealing`` (a closing time brought forward) and ``partie_close``; and
+the bounds every partie keeps (``OPTION_MAX``, ``MAX_HANDS``, ``MAX_BUY_IN``), for the API to
+refuse a body before it reaches them.
 """
 
 from .moves import MovePlayed, deadline_fire, move_play
@@ -16,10 +17,12 @@ from .parties import (
     hand_deal,
     partie_close,
     partie_start,
+    partie_stop_dealing,
     partie_tick,
 )
 
 __all__ = [
     "BOT_NAMES", "LENGTH_OPTION", "MAX_BUY_IN", "MAX_HANDS", "OPTION_MAX", "MovePlayed",
-    "deadline_fire", "hand_deal", "move_play", "partie_close", "partie_start", "partie_tick",
+    "deadline_fire", "hand_deal", "move_play", "partie_close", "partie_start",
+    "partie_stop_dealing", "partie_tick",
 ]

@@ -169,6 +169,19 @@ def deal_after(*, table: Table, last: Hand, at: datetime) -> Hand | None:
     return hand
 
 
+def partie_stop_dealing(*, partie_id: Any, until: datetime, at: datetime) -> None:
+    """Deal no hand after ``until`` (a soirée closed early): the hand in play finishes, and a
+    partie waiting between hands closes now."""
+    with transaction.atomic():
+        partie, last = _locked_partie(partie_id)
+        if partie.status == Partie.Status.OVER:
+            return
+        partie.deal_until = until if partie.deal_until is None else min(partie.deal_until, until)
+        partie.save(update_fields=["deal_until"])
+        if last is None or last.status == Hand.Status.OVER:
+            _deal(table_for(partie), last, at)  # past its closing time: closes the partie
+
+
 def _locked_partie(partie_id: Any) -> tuple[Partie, Hand | None]:
     """The partie, its row locked (the dealer's lock), and its last hand, read after the lock
     so that one who waited for a concurrent dealer sees the hand that one dealt."""

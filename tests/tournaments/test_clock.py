@@ -289,7 +289,7 @@ def test_close_now_before_the_start_cancels_the_soiree(clock, club, members):
     soiree.refresh_from_db()
     assert soiree.status == Soiree.Status.CLOSED and soiree.opened_at is None
     assert not _tables(soiree)
-    assert soiree.standings == {"players": []}
+    assert soiree.standings == {"players": [], "computed_at": soiree.closed_at.isoformat()}
 
 
 def _end_partie(clock: Any, partie: Partie) -> None:
