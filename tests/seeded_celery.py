@@ -15,13 +15,14 @@ from tests.seeding import SEED_BASE_ENV, install
 __all__ = ["app"]
 
 
-def _install(part: str) -> None:
+def _install(part: str, *, setup: bool) -> None:
     base = os.environ.get(SEED_BASE_ENV)
     if not base:
         raise RuntimeError(f"{SEED_BASE_ENV} is not set: a test worker would deal unseeded hands")
-    import django
+    if setup:  # the main process; a pool process is forked from it, Django set up already
+        import django
 
-    django.setup()
+        django.setup()
 
     def setattr_(target: str, value: object) -> None:
         module, name = target.rsplit(".", 1)
@@ -32,10 +33,10 @@ def _install(part: str) -> None:
 
 @worker_init.connect  # type: ignore[untyped-decorator]
 def _seeded_worker(**_: object) -> None:
-    _install("main")
+    _install("main", setup=True)
 
 
 @worker_process_init.connect  # type: ignore[untyped-decorator]
 def _seeded_pool_process(**_: object) -> None:
     # Each process of a prefork pool draws its own stream, so that two never deal one seed.
-    _install(f"pool-{getattr(current_process(), 'index', 0)}")
+    _install(f"pool-{getattr(current_process(), 'index', 0)}", setup=False)

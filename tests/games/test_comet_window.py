@@ -73,7 +73,8 @@ def _what_a_spectator_sees(hand: Hand, user: Any) -> list[tuple[Any, ...]]:
 def test_a_spectator_cannot_tell_a_person_holding_the_comet_from_a_bot(django_user_model,
                                                                       monkeypatch):
     hands = _hands_held_by_the_person_and_by_a_bot(django_user_model, monkeypatch)
-    watcher = django_user_model.objects.create_user("watcher")
+    # Staff see a casual table without sitting at it (games.permissions).
+    watcher = django_user_model.objects.create_user("watcher", is_staff=True)
     person = _what_a_spectator_sees(hands["person"], watcher)
     bot = _what_a_spectator_sees(hands["bot"], watcher)
     assert person and bot
