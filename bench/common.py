@@ -124,7 +124,8 @@ def session_key(user: Any) -> str:
 
     store = import_module(settings.SESSION_ENGINE).SessionStore()
     store[SESSION_KEY] = str(user.pk)
-    store[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[0]
+    # The backend a sign-in records: the project's own, after django-axes' (which only counts).
+    store[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[-1]
     store[HASH_SESSION_KEY] = user.get_session_auth_hash()
     store.create()
     return str(store.session_key)
