@@ -12,7 +12,8 @@ occur, erring on the side of listing one that a given operation rarely or never 
 - 404: a path parameter (no such partie, hand, soirée, club, account), or a ``format``
   no renderer writes;
 - 409: a POST (the state forbids it now: a stale seq, a hand over, a soirée already open), and
-  what a view declares itself (a hand's record before the hand is over).
+  what a view declares itself (a hand's record before the hand is over);
+- 413: a POST whose body is over the size limit (config/parsers.py).
 
 An answer a view declares is kept. Live updates are WebSockets (games/consumers.py), outside
 the HTTP schema.
@@ -43,6 +44,7 @@ WHY = {
     "403": "Not allowed to do this (a role, a seat), or the CSRF check of a signed-in session.",
     "404": "No such object (named).",
     "409": "Not now: the state of the object forbids it (named).",
+    "413": "The body is larger than the limit (DATA_UPLOAD_MAX_MEMORY_SIZE).",
 }
 
 
@@ -61,7 +63,7 @@ def document_errors(result: dict[str, Any], generator: Any, request: Any, public
             if any(p.get("in") == "path" or p.get("name") == "format" for p in parameters):
                 codes.append("404")
             if method == "post":
-                codes.append("409")
+                codes += ["409", "413"]
             content = {"application/json": {"schema": error_ref}}
             for code in codes:
                 responses.setdefault(code, {"description": WHY[code]})

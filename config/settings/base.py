@@ -114,7 +114,7 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 # a deployment serves them without a collectstatic step or a separate file server.
 WHITENOISE_USE_FINDERS = True
 # STATIC_ROOT exists only where collectstatic ran; the finders serve the files without it.
-warnings.filterwarnings("ignore", "No directory at", UserWarning, "whitenoise.base")
+warnings.filterwarnings("ignore", "No directory at", UserWarning)
 
 REDIS_URL = env.str("REDIS_URL", default="")
 
