@@ -46,13 +46,14 @@ def healthz(request: HttpRequest) -> HttpResponse:
 
 @require_safe
 def readyz(request: HttpRequest) -> HttpResponse:
-    """Readiness: the database answers a trivial query, and Redis a PING when REDIS_URL is set.
-    503 names what failed; the reason goes to the log, not to the (public) answer."""
+    """Readiness: the database connection opens and is usable (Django's own check), and Redis
+    answers a PING when REDIS_URL is set. 503 names what failed; the reason goes to the log, not
+    to the (public) answer."""
     checks: dict[str, str] = {}
     try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
-            cursor.fetchone()
+        connection.ensure_connection()
+        if not connection.is_usable():
+            raise ConnectionError("the database connection is not usable")
         checks["database"] = "ok"
     except Exception:
         logger.exception("readiness: the database does not answer")

@@ -62,6 +62,8 @@ MIDDLEWARE = [
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
 ASGI_APPLICATION = "config.asgi.application"
+# The WebSocket routes, as ROOT_URLCONF names the HTTP ones (config/asgi.py).
+WEBSOCKET_URLCONF = "games.routing"
 
 TEMPLATES = [
     {
