@@ -13,7 +13,7 @@ from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
 
 from games.errors import HandNotOver
-from games.models import Hand, HandEvent, Partie, Seat
+from games.models import Hand, HandEvent, Invitation, Partie, Seat
 from games.selectors import hand_record, hand_verification
 
 
@@ -35,6 +35,13 @@ class SeatInline(ReadOnlyMixin, admin.TabularInline):
     extra = 0
 
 
+class InvitationInline(ReadOnlyMixin, admin.TabularInline):
+    model = Invitation
+    fields = ["number", "player", "bot", "answer", "answered_at"]
+    readonly_fields = fields
+    extra = 0
+
+
 class HandInline(ReadOnlyMixin, admin.TabularInline):
     model = Hand
     fields = ["number", "dealer", "status", "last_seq", "deadline", "started_at", "ended_at"]
@@ -49,7 +56,7 @@ class PartieAdmin(ReadOnlyMixin, admin.ModelAdmin):
     list_filter = ["game", "status", "club_key"]
     search_fields = ["id", "table_label", "seats__player__username"]
     readonly_fields = [f.name for f in Partie._meta.fields]
-    inlines = [SeatInline, HandInline]
+    inlines = [InvitationInline, SeatInline, HandInline]
 
 
 class EventInline(ReadOnlyMixin, admin.TabularInline):

@@ -69,3 +69,35 @@ class NotViewer(GameError):
 
     status = 403
     code = "not_viewer"
+
+
+class NotInvited(GameError):
+    status = 403
+    code = "not_invited"
+
+
+class InvitationClosed(GameError):
+    """The table no longer waits for answers (it plays, or was cancelled), or this invitation
+    has been answered already."""
+
+    status = 409
+    code = "invitation_closed"
+
+
+class NotEnoughChips(GameError):
+    """A player's casual wallet holds less than the table's buy-in."""
+
+    status = 409
+    code = "not_enough_chips"
+
+
+class PlayerBusy(GameError):
+    """The player has accepted another casual table, or plays at one."""
+
+    status = 409
+    code = "player_busy"
+
+
+class NotTableOwner(GameError):
+    status = 403
+    code = "not_table_owner"

@@ -35,8 +35,10 @@ class Game(models.TextChoices):
 
 class Partie(models.Model):
     class Status(models.TextChoices):
+        INVITING = "inviting"  # a casual table waiting for its invited players to accept
         PLAYING = "playing"
         OVER = "over"
+        CANCELLED = "cancelled"  # an invitation declined, or withdrawn by its creator
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     game = models.CharField(max_length=16, choices=Game.choices)
@@ -50,6 +52,8 @@ class Partie(models.Model):
     comet_window = models.DurationField()
     pause_between_hands = models.DurationField()
     deal_until = models.DateTimeField(null=True, blank=True)
+    buy_in = models.PositiveIntegerField(
+        default=0, help_text="At a casual table, the chips a player must hold to sit down")
     # Comet's progressive payment carries from deal to deal (RULES.md §2, options).
     comet_payment_due = models.PositiveIntegerField(null=True, blank=True)
     comet_played_last = models.BooleanField(null=True, blank=True)
@@ -83,6 +87,35 @@ class Seat(models.Model):
 
     def __str__(self) -> str:
         return f"seat {self.number}: {self.player}"
+
+
+class Invitation(models.Model):
+    """A seat offered at a casual table: nobody sits, nor pays, before accepting it. A bot's
+    seat, and the creator's own, are accepted when the table is made."""
+
+    class Answer(models.TextChoices):
+        PENDING = "pending"
+        ACCEPTED = "accepted"
+        DECLINED = "declined"
+
+    partie = models.ForeignKey(Partie, on_delete=models.CASCADE, related_name="invitations")
+    number = models.PositiveSmallIntegerField(help_text="The seat it offers")
+    player = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                               on_delete=models.CASCADE, related_name="invitations")
+    bot = models.CharField(max_length=16, blank=True)
+    answer = models.CharField(max_length=16, choices=Answer.choices, default=Answer.PENDING)
+    answered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["partie", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["partie", "number"], name="invitation_seat_unique"),
+            models.UniqueConstraint(fields=["partie", "player"], name="invitation_player_unique"),
+        ]
+
+    def __str__(self) -> str:
+        who = self.player or f"bot {self.bot}"
+        return f"seat {self.number} for {who} ({self.answer})"
 
 
 class Hand(models.Model):

@@ -12,16 +12,25 @@ from games.engine.base import Event
 from games.engine.record import build_record
 from games.engine.verify import Discrepancy, verify_record
 from games.errors import HandNotOver
-from games.models import Hand, HandEvent, Partie, Seat
+from games.models import Hand, HandEvent, Invitation, Partie, Seat
 from games.services import store
 from games.visibility import redact_events
 
 
 def partie_list() -> QuerySet[Partie]:
-    """Parties newest first, with their seats and players (one query) and hands (one query)."""
+    """Parties newest first, with their seats and players, invitations and hands (a query
+    each)."""
     seats = Prefetch("seats", queryset=Seat.objects.select_related("player"))
+    invitations = Prefetch("invitations", queryset=Invitation.objects.select_related("player"))
     hands = Prefetch("hands", queryset=Hand.objects.order_by("number"))
-    return Partie.objects.prefetch_related(seats, hands).order_by("-created_at")
+    return (Partie.objects.select_related("created_by")
+            .prefetch_related(seats, invitations, hands).order_by("-created_at"))
+
+
+def invitations_pending(*, user: Any) -> QuerySet[Partie]:
+    """The casual tables waiting for ``user``'s answer, newest first."""
+    return partie_list().filter(status=Partie.Status.INVITING, invitations__player_id=user.pk,
+                                invitations__answer=Invitation.Answer.PENDING)
 
 
 def hand_list(*, partie: Partie) -> QuerySet[Hand]:

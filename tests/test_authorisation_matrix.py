@@ -54,6 +54,13 @@ EXPECTED: dict[tuple[str, str], dict[str, int]] = {
     ("GET", "/api/parties/"): _ANY_SIGNED_IN,
     ("POST", "/api/parties/"): _SIGNED_IN_400,
     ("GET", "/api/parties/{partie_id}/"): _VIEW,
+    # Past the door, an answer names its choice; the partie here is a club's, which no
+    # creator closes (a casual table's creator does: tests/games/test_invitations.py).
+    ("POST", "/api/parties/{partie_id}/answer"): {r: (400 if s == 200 else s)
+                                                   for r, s in _VIEW.items()},
+    ("POST", "/api/parties/{partie_id}/close"): {r: (401 if r == "anonymous" else 403)
+                                                  for r in ROLES},
+    ("GET", "/api/invitations/"): _ANY_SIGNED_IN,
     ("GET", "/api/hands/{hand_id}/"): _VIEW,
     ("POST", "/api/hands/{hand_id}/moves"): _SIGNED_IN_400,
     ("GET", "/api/hands/{hand_id}/events"): _VIEW,

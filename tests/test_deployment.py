@@ -8,13 +8,21 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_docker_compose_runs_postgres_redis_web_worker_and_beat() -> None:
+def test_docker_compose_runs_postgres_redis_web_live_worker_and_beat() -> None:
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
     services = compose["services"]
-    assert set(services) == {"postgres", "redis", "web", "worker", "beat"}
-    # One ASGI server for the pages, the API and the live tables' WebSockets.
-    assert "daphne" in services["web"]["command"]
-    assert "config.asgi:application" in services["web"]["command"]
+    assert set(services) == {"postgres", "redis", "web", "live", "proxy", "worker", "beat"}
+    # gunicorn for the pages and the API, daphne for the live tables' WebSockets.
+    assert "gunicorn" in services["web"]["command"]
+    assert "config.wsgi:application" in services["web"]["command"]
+    assert "daphne" in services["live"]["command"]
+    assert "config.asgi:application" in services["live"]["command"]
+    for name in ("postgres", "redis", "web", "live", "worker"):
+        assert "healthcheck" in services[name], name
+    # The proxy sends /ws/ to the live server and the rest to web.
+    nginx = compose["configs"]["nginx"]["content"]
+    assert "location /ws/" in nginx and "proxy_pass http://live:8001" in nginx
+    assert "proxy_pass http://web:8000" in nginx
     assert "celery -A config worker" in services["worker"]["command"]
     assert "celery -A config beat" in services["beat"]["command"]
 
@@ -22,7 +30,7 @@ def test_docker_compose_runs_postgres_redis_web_worker_and_beat() -> None:
 def test_the_app_services_get_the_settings_the_code_reads() -> None:
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
     settings_text = (ROOT / "config" / "settings" / "base.py").read_text()
-    for name in ("web", "worker", "beat"):
+    for name in ("web", "live", "worker", "beat"):
         env = compose["services"][name]["environment"]
         assert env["DATABASE_URL"].startswith("postgres://")
         assert env["REDIS_URL"].startswith("redis://")

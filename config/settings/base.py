@@ -176,7 +176,8 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "0.1.0",
     # One name per choice set: a partie's and a hand's status, a soirée's, the bots a table
     # can seat.
-    "ENUM_NAME_OVERRIDES": {"PlayStatusEnum": "games.models.Partie.Status",
+    "ENUM_NAME_OVERRIDES": {"PlayStatusEnum": "games.models.Hand.Status",
+                            "PartieStatusEnum": "games.models.Partie.Status",
                             "BotKindEnum": "games.services.parties.BOT_NAMES",
                             "SoireeStatusEnum": "tournaments.models.Soiree.Status"},
     # Then every operation's error answers (config/schema.py).
@@ -254,6 +255,11 @@ else:
 
 # Who may see a club's parties (games/permissions.py): the club keys of a user's clubs.
 ACADEMIE_PARTIE_VIEWERS = "tournaments.access.club_keys"
+
+# Casual tables (games/services/invitations.py): the chips a player's casual wallet opens with,
+# once, and the club's limit on a casual table's buy-in.
+ACADEMIE_CASUAL_WELCOME_CHIPS = env.int("ACADEMIE_CASUAL_WELCOME_CHIPS", default=1_000)
+ACADEMIE_CASUAL_MAX_BUY_IN = env.int("ACADEMIE_CASUAL_MAX_BUY_IN", default=500)
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "lobby"

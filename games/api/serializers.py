@@ -6,7 +6,7 @@ from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
 from games.engine.cards import CANONICAL_INDEX, SUITS
-from games.models import Game, Hand, Partie, Seat
+from games.models import Game, Hand, Invitation, Partie, Seat
 from games.services import BOT_NAMES, LENGTH_OPTION, MAX_BUY_IN, MAX_HANDS, OPTION_MAX
 
 MOVE_TYPES = ("open", "play", "comet", "keep_comet", "announce", "offer", "give_back", "return")
@@ -66,13 +66,19 @@ class MoveRequestSerializer(serializers.Serializer):
 
 
 class PartieCreateSerializer(serializers.Serializer):
+    """A casual table: each person named is invited, and sits only once he accepts."""
+
     game = serializers.ChoiceField(choices=Game.choices)
-    players = serializers.ListField(child=serializers.CharField(max_length=150), allow_empty=True,
-                                    help_text="Usernames, seated first in this order")
+    players = serializers.ListField(
+        child=serializers.CharField(max_length=150), allow_empty=True, max_length=12,
+        help_text="Usernames invited, seated first in this order; name yourself to sit")
     bots = serializers.ListField(child=serializers.ChoiceField(choices=BOT_NAMES), required=False,
                                  default=list)
     options = OptionsField(required=False, default=dict)
-    buy_in = serializers.IntegerField(min_value=0, max_value=MAX_BUY_IN, default=0)
+    buy_in = serializers.IntegerField(
+        min_value=0, max_value=MAX_BUY_IN, default=0,
+        help_text="The chips each person must hold in his casual wallet to sit (at most the "
+                  "club's limit, ACADEMIE_CASUAL_MAX_BUY_IN)")
     move_timeout = serializers.FloatField(min_value=0.1, max_value=3600, default=30)
     forced_move_delay = serializers.FloatField(min_value=0, max_value=60, default=1)
     comet_window = serializers.FloatField(min_value=0, max_value=60, default=2)
@@ -96,6 +102,19 @@ class SeatSerializer(serializers.ModelSerializer):
         fields = ["number", "player", "bot"]
 
 
+class InvitationSerializer(serializers.ModelSerializer):
+    player = serializers.CharField(source="player.username", allow_null=True, default=None)
+
+    class Meta:
+        model = Invitation
+        fields = ["number", "player", "bot", "answer", "answered_at"]
+
+
+class InvitationAnswerSerializer(serializers.Serializer):
+    accept = serializers.BooleanField(help_text="true to take the seat, false to decline it "
+                                                "(a decline cancels the table)")
+
+
 class HandSummarySerializer(serializers.ModelSerializer):
     class Meta:
         model = Hand
@@ -105,12 +124,15 @@ class HandSummarySerializer(serializers.ModelSerializer):
 
 class PartieSerializer(serializers.ModelSerializer):
     seats = SeatSerializer(many=True, read_only=True)
+    invitations = InvitationSerializer(many=True, read_only=True)
     hands = HandSummarySerializer(many=True, read_only=True)
+    created_by = serializers.CharField(source="created_by.username", allow_null=True,
+                                       default=None)
 
     class Meta:
         model = Partie
-        fields = ["id", "game", "options", "club_key", "table_label", "status", "seats", "hands",
-                  "created_at", "ended_at"]
+        fields = ["id", "game", "options", "club_key", "table_label", "status", "buy_in",
+                  "created_by", "invitations", "seats", "hands", "created_at", "ended_at"]
 
 
 class PartieListSerializer(serializers.ModelSerializer):
@@ -118,12 +140,16 @@ class PartieListSerializer(serializers.ModelSerializer):
     detail has them): a list is a page of parties, whatever their length."""
 
     seats = SeatSerializer(many=True, read_only=True)
+    invitations = InvitationSerializer(many=True, read_only=True)
     hands_dealt = serializers.IntegerField(read_only=True)
+    created_by = serializers.CharField(source="created_by.username", allow_null=True,
+                                       default=None)
 
     class Meta:
         model = Partie
-        fields = ["id", "game", "options", "club_key", "table_label", "status", "seats",
-                  "hands_dealt", "created_at", "ended_at"]
+        fields = ["id", "game", "options", "club_key", "table_label", "status", "buy_in",
+                  "created_by", "invitations", "seats", "hands_dealt", "created_at",
+                  "ended_at"]
 
 
 # -- Answers of the hand endpoints, for the schema: the views answer plain dicts

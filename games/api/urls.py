@@ -5,6 +5,10 @@ from . import views
 urlpatterns = [
     path("parties/", views.PartieListView.as_view(), name="partie-list"),
     path("parties/<uuid:partie_id>/", views.PartieDetailView.as_view(), name="partie-detail"),
+    path("parties/<uuid:partie_id>/answer", views.PartieAnswerView.as_view(),
+         name="partie-answer"),
+    path("parties/<uuid:partie_id>/close", views.PartieCloseView.as_view(), name="partie-close"),
+    path("invitations/", views.InvitationListView.as_view(), name="invitation-list"),
     path("hands/<uuid:hand_id>/", views.HandDetailView.as_view(), name="hand-detail"),
     path("hands/<uuid:hand_id>/moves", views.HandMovesView.as_view(), name="hand-moves"),
     path("hands/<uuid:hand_id>/events", views.HandEventsView.as_view(), name="hand-events"),

@@ -55,14 +55,14 @@ class PartieListView(ListAPIView[Any]):
         data = s.PartieCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        partie = services.partie_start(
-            game=v["game"], players=v["players"], bots=v["bots"], options=v["options"],
-            buy_in=v["buy_in"], table_label=v["table_label"],
+        partie = services.casual_table_create(
+            creator=request.user, game=v["game"], players=v["players"], bots=v["bots"],
+            options=v["options"], buy_in=v["buy_in"], table_label=v["table_label"],
             move_timeout=timedelta(seconds=v["move_timeout"]),
             forced_move_delay=timedelta(seconds=v["forced_move_delay"]),
             comet_window=timedelta(seconds=v["comet_window"]),
             pause_between_hands=timedelta(seconds=v["pause_between_hands"]),
-            created_by=request.user, at=timezone.now(),
+            at=timezone.now(),
         )
         partie = selectors.partie_list().get(pk=partie.pk)
         return Response(s.PartieSerializer(partie).data, status=status.HTTP_201_CREATED)
@@ -74,6 +74,48 @@ class PartieDetailView(APIView):
         partie = get_object_or_404(selectors.partie_list(), pk=partie_id)
         _viewable(request, partie)
         return Response(s.PartieSerializer(partie).data)
+
+
+def _partie_answer(request: Request, partie_id: str) -> Response:
+    partie = get_object_or_404(selectors.partie_list(), pk=partie_id)
+    return Response(s.PartieSerializer(partie).data)
+
+
+class PartieAnswerView(APIView):
+    """The invited player takes his seat at a casual table, or declines it."""
+
+    @extend_schema(request=s.InvitationAnswerSerializer, responses=s.PartieSerializer)
+    def post(self, request: Request, partie_id: str) -> Response:
+        partie = get_object_or_404(Partie, pk=partie_id)
+        _viewable(request, partie)
+        data = s.InvitationAnswerSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        services.invitation_answer(partie_id=partie.pk, user=request.user,
+                                   accept=data.validated_data["accept"], at=timezone.now())
+        return _partie_answer(request, partie_id)
+
+
+class PartieCloseView(APIView):
+    """The creator closes his casual table: cancelled while inviting, no further hand once
+    playing (the hand in play finishes)."""
+
+    @extend_schema(request=None, responses=s.PartieSerializer)
+    def post(self, request: Request, partie_id: str) -> Response:
+        partie = get_object_or_404(Partie, pk=partie_id)
+        _viewable(request, partie)
+        services.casual_table_close(partie_id=partie.pk, user=request.user, at=timezone.now())
+        return _partie_answer(request, partie_id)
+
+
+class InvitationListView(ListAPIView[Any]):
+    """The casual tables waiting for the requester's answer, newest first."""
+
+    serializer_class = s.PartieListSerializer
+
+    def get_queryset(self) -> QuerySet[Partie]:
+        return (selectors.invitations_pending(user=self.request.user)
+                .annotate(hands_dealt=Count("hands", distinct=True)).order_by("-created_at",
+                                                                               "-pk"))
 
 
 class HandDetailView(APIView):

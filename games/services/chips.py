@@ -9,6 +9,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 
@@ -34,6 +35,19 @@ def bot_user(name: str, index: int, table: str) -> AbstractBaseUser:
 
 def wallet(partie: Partie, player: Any) -> Account:
     return ledger.wallet_get_or_create(club_key=partie.club_key, owner=player)
+
+
+def casual_wallet(player: Any) -> Account:
+    """A person's casual wallet, opened once with the welcome chips (a bank entry keyed by the
+    player, so never twice): casual tables play from it, and never issue chips to a person."""
+    account = ledger.wallet_get_or_create(club_key=ledger.CASUAL_CLUB, owner=player)
+    welcome = int(getattr(settings, "ACADEMIE_CASUAL_WELCOME_CHIPS", 1_000))
+    if welcome:
+        ledger.buy_in(wallet=account, amount=welcome, source=f"casual:welcome/{player.pk}",
+                      idempotency_key=f"casual:welcome:{player.pk}",
+                      memo="Welcome chips of the casual tables")
+        account.refresh_from_db(fields=["balance"])
+    return account
 
 
 def pot(partie: Partie) -> Account:

@@ -52,9 +52,38 @@ def partie_start(
     max_hands: int = MAX_HANDS,
     at: datetime,
 ) -> Partie:
-    """Seat the players (people first, then bots), buy them in, and deal the first hand.
+    """Seat the players (people first, then bots), buy them in, and deal the first hand: a
+    club's table, whose players the club has already seated (a soirée's check-in). A casual
+    table seats nobody who has not accepted (``casual_table_create``).
 
     A player may sit at one playing partie of a club at a time: his wallet pays there."""
+    opts = partie_check(game=game, people=len(players), bots=bots, options=options,
+                        buy_in=buy_in, deal_until=deal_until, max_hands=max_hands,
+                        timeouts={"move_timeout": move_timeout, "comet_window": comet_window,
+                                  "forced_move_delay": forced_move_delay,
+                                  "pause_between_hands": pause_between_hands})
+    if len({p.pk for p in players}) != len(players):
+        raise InvalidPartie("a player can take only one seat")
+    busy = Seat.objects.filter(partie__club_key=club_key, partie__status=Partie.Status.PLAYING,
+                               player__in=list(players)).select_related("player").first()
+    if busy is not None:
+        raise InvalidPartie(f"{busy.player.get_username()} is already playing at another table")
+    with transaction.atomic():
+        partie = Partie.objects.create(
+            game=game, options=opts, club_key=club_key, table_label=table_label,
+            move_timeout=move_timeout, forced_move_delay=forced_move_delay,
+            comet_window=comet_window, pause_between_hands=pause_between_hands,
+            deal_until=deal_until, created_by=created_by, buy_in=buy_in,
+        )
+        seat_and_deal(partie=partie, players=players, bots=bots, buy_in_people=buy_in_people,
+                      deal_first_hand=deal_first_hand, at=at)
+    return partie
+
+
+def partie_check(*, game: str, people: int, bots: Sequence[str], options: dict[str, Any] | None,
+                 buy_in: int, deal_until: datetime | None, max_hands: int,
+                 timeouts: dict[str, timedelta]) -> dict[str, Any]:
+    """Every check of a partie's terms before anyone sits; returns its options, filled in."""
     try:
         engine = get_game(game)
         opts = engine.normalise_options(options or {})
@@ -65,43 +94,38 @@ def partie_start(
     unknown = sorted(set(bots) - set(BOT_NAMES))
     if unknown:
         raise InvalidPartie(f"unknown bot {unknown[0]!r}: choose among {', '.join(BOT_NAMES)}")
-    if len({p.pk for p in players}) != len(players):
-        raise InvalidPartie("a player can take only one seat")
-    n = len(players) + len(bots)
+    n = people + len(bots)
     if not engine.MIN_SEATS <= n <= engine.MAX_SEATS:
         raise InvalidPartie(f"{game} is played by {engine.MIN_SEATS} to {engine.MAX_SEATS} "
                             f"players, not {n}")
     if not 0 <= buy_in <= MAX_BUY_IN:
         raise InvalidPartie(f"buy_in must be between 0 and {MAX_BUY_IN} chips")
-    for name, value in (("move_timeout", move_timeout), ("comet_window", comet_window),
-                        ("forced_move_delay", forced_move_delay),
-                        ("pause_between_hands", pause_between_hands)):
+    for name, value in timeouts.items():
         if value < timedelta(0):
             raise InvalidPartie(f"{name} cannot be negative")
-    busy = Seat.objects.filter(partie__club_key=club_key, partie__status=Partie.Status.PLAYING,
-                               player__in=list(players)).select_related("player").first()
-    if busy is not None:
-        raise InvalidPartie(f"{busy.player.get_username()} is already playing at another table")
-    with transaction.atomic():
-        partie = Partie.objects.create(
-            game=game, options=opts, club_key=club_key, table_label=table_label,
-            move_timeout=move_timeout, forced_move_delay=forced_move_delay,
-            comet_window=comet_window, pause_between_hands=pause_between_hands,
-            deal_until=deal_until, created_by=created_by,
-        )
-        seated = list(players) + [chips.bot_user(name, i, partie.pk.hex[:8])
-                                  for i, name in enumerate(bots)]
-        for number, user in enumerate(seated):
-            Seat.objects.create(partie=partie, number=number, player=user,
-                                bot=bots[number - len(players)] if number >= len(players) else "")
-        if buy_in:
-            for seat in partie.seats.select_related("player"):
-                # At a soirée people buy in at check-in; only the bots get chips here.
-                if seat.bot or buy_in_people:
-                    chips.buy_in(partie=partie, seat=seat, amount=buy_in)
-        if deal_first_hand:
-            hand_deal(partie=partie, at=at)
-    return partie
+    return opts
+
+
+def seat_and_deal(*, partie: Partie, players: Sequence[AbstractBaseUser], bots: Sequence[str],
+                  buy_in_people: bool, deal_first_hand: bool, at: datetime) -> None:
+    """Seat the people, then the bots, in the partie's transaction; issue the buy-in (to the
+    bots only, or to everyone) and deal the first hand."""
+    seated = list(players) + [chips.bot_user(name, i, partie.pk.hex[:8])
+                              for i, name in enumerate(bots)]
+    for number, user in enumerate(seated):
+        Seat.objects.create(partie=partie, number=number, player=user,
+                            bot=bots[number - len(players)] if number >= len(players) else "")
+    if partie.buy_in:
+        for seat in partie.seats.select_related("player"):
+            # At a soirée people buy in at check-in, at a casual table they bring their own
+            # chips; only the bots get chips here.
+            if seat.bot or buy_in_people:
+                chips.buy_in(partie=partie, seat=seat, amount=partie.buy_in)
+    if partie.status != Partie.Status.PLAYING:
+        partie.status = Partie.Status.PLAYING
+        partie.save(update_fields=["status"])
+    if deal_first_hand:
+        hand_deal(partie=partie, at=at)
 
 
 def _bound(game: str, opts: dict[str, Any], *, ends_by_itself: bool, max_hands: int) -> None:

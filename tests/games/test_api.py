@@ -110,7 +110,7 @@ def a_wrong_opening_card(opening: dict[str, Any]) -> tuple[str, str, str]:
 # Parties
 
 
-def test_a_casual_partie_is_created_with_its_people_first_then_its_bots(
+def test_a_casual_partie_starts_once_invited_seats_are_accepted_people_first_then_bots(
         organiser: Any, player: Any, api_as: Any) -> None:
     client = api_as(organiser)
 
@@ -118,22 +118,26 @@ def test_a_casual_partie_is_created_with_its_people_first_then_its_bots(
         "game": "comet", "players": ["pia", "olga"], "bots": ["heuristic"],
         "options": {"per_card": 2}, "buy_in": 30, "move_timeout": 20, "table_label": "table 7",
     }, format="json")
-
     assert answer.status_code == 201, answer.content
-    partie = answer.json()
+    assert answer.json()["status"] == "inviting"
+    accepted = api_as(player).post(f"/api/parties/{answer.json()['id']}/answer",
+                                   {"accept": True}, format="json")
+
+    assert accepted.status_code == 200, accepted.content
+    partie = accepted.json()
     assert [(s["number"], s["player"], s["bot"]) for s in partie["seats"]][:2] == [
         (0, "pia", ""), (1, "olga", "")]
     assert partie["seats"][2]["bot"] == "heuristic"
     assert partie["options"]["per_card"] == 2 and partie["options"]["ante"] == 1
-    assert (partie["game"], partie["status"], partie["table_label"]) == (
-        "comet", "playing", "table 7")
+    assert (partie["game"], partie["status"], partie["table_label"], partie["created_by"]) == (
+        "comet", "playing", "table 7", "olga")
     assert [h["number"] for h in partie["hands"]] == [1]
     created = Partie.objects.get(pk=partie["id"])
     assert created.created_by == organiser
     assert created.move_timeout == timedelta(seconds=20)
-    # Each wallet got the buy-in and paid the ante of the first hand.
+    # People play from their casual wallets (the welcome chips); the bot is staked the buy-in.
     started = HandEvent.objects.get(hand=the_hand(created), seq=1)
-    assert started.payload["chips_before"] == {"0": 30, "1": 30, "2": 30}
+    assert started.payload["chips_before"] == {"0": 1000, "1": 1000, "2": 30}
 
 
 def test_parties_are_listed_newest_first_and_read_one_by_one(
