@@ -19,5 +19,6 @@ urlpatterns = [
     path("api/docs/", csp_update({"style-src": [UNSAFE_INLINE]})(
         SpectacularSwaggerSplitView.as_view(url_name="schema")), name="swagger"),
     re_path(r"^api/", api_not_found),  # last of the API's: a JSON 404, not the HTML page
+    path("i18n/", include("django.conf.urls.i18n")),  # set_language: the header's switch
     path("", include("frontend.urls")),
 ]

@@ -6,22 +6,41 @@ so that a page can never show more than the API lets the viewer see.
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.utils import timezone
 
-from games.models import Hand
+from games.engine.registry import get_game
+from games.models import Game, Hand
 from games.permissions import may_view
-from games.selectors import seat_of
+from games.selectors import invitations_pending, seat_of
+from games.services.invitations import casual_max_buy_in
 from tournaments.models import Membership, Soiree
-from tournaments.selectors import has_role, soiree_list
+from tournaments.selectors import has_role
+
+from . import selectors as lobby_reads
 
 
 @login_required
 def lobby(request: HttpRequest) -> HttpResponse:
-    return render(request, "frontend/lobby.html",
-                  {"soirees": soiree_list(user=request.user)[:50]})
+    """Where the user sits now, the casual tables waiting for his answer, the day's soirées of
+    his clubs, the casual tables he may watch, and the form that makes one (its script posts
+    to the API, as any client would)."""
+    user, now = request.user, timezone.now()
+    return render(request, "frontend/lobby.html", {
+        "tables_now": lobby_reads.tables_now(user=user),
+        "invitations": invitations_pending(user=user),
+        "soirees": lobby_reads.soirees_of_the_day(user=user, at=now),
+        "other_soirees": lobby_reads.other_soirees(user=user, at=now),
+        "casual_tables": lobby_reads.casual_tables(user=user),
+        "games": Game.choices,
+        "max_bots": max(get_game(game).MAX_SEATS for game in Game.values) - 1,
+        "max_buy_in": casual_max_buy_in(),
+        "time_zone": settings.TIME_ZONE,
+    })
 
 
 @login_required

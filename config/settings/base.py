@@ -51,6 +51,9 @@ MIDDLEWARE = [
     "config.middleware.RefuseNulMiddleware",  # before anything reads a cookie or the query
     "config.middleware.RefuseLargeBodyMiddleware",  # before anything reads the body
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # The page's language: the visitor's choice (the switch's cookie), else his browser's,
+    # else French. After the session, before CommonMiddleware (Django's order).
+    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -105,7 +108,11 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
 
-LANGUAGE_CODE = "en"
+# French first: the clubs' language, and what a browser asking for neither language gets.
+LANGUAGE_CODE = "fr"
+LANGUAGES = [("fr", "Français"), ("en", "English")]
+# The catalogues live with the pages (frontend/locale/), for every app's strings.
+LOCALE_PATHS = [BASE_DIR / "frontend" / "locale"]
 TIME_ZONE = env.str("TIME_ZONE", default="Europe/Paris")
 USE_I18N = True
 USE_TZ = True

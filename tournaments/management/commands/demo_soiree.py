@@ -23,7 +23,10 @@ class Command(BaseCommand):
         parser.add_argument("--tables", type=int, default=3, help="Tables of bots to open")
         parser.add_argument("--human", metavar="USERNAME",
                             help="Also check in this person (password: USERNAME-pass)")
-        parser.add_argument("--move-timeout", type=float, default=5.0)
+        # A person's time for each decision; the bots play at once whatever it is, so the
+        # tables of bots stay fast (their pace is --pause).
+        parser.add_argument("--move-timeout", type=float, default=30.0,
+                            help="Seconds a person has for each decision (default 30)")
         parser.add_argument("--pause", type=float, default=2.0)
         parser.add_argument("--deals", type=int, default=8, help="Hands per partie")
         parser.add_argument("--if-empty", action="store_true",

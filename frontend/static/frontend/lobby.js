@@ -1,0 +1,56 @@
+// The lobby's actions go through the API, as any client's: answer an invitation, close one's
+// own casual table, make one. Each then reloads the page, which reads everything anew; a
+// refusal shows the API's own detail. The words come from the page (#lobby's data attributes),
+// in its language; api() is base.html's (it sends the CSRF token).
+(() => {
+  const lobby = document.getElementById("lobby");
+  const words = lobby.dataset;
+
+  async function post(path, body, errorBox, buttons) {
+    buttons.forEach(b => { b.disabled = true; });
+    errorBox.hidden = true;
+    let answer;
+    try {
+      answer = await api(path, {method: "POST", body: JSON.stringify(body)});
+    } catch (e) {
+      answer = null;
+    }
+    if (answer && answer.status >= 200 && answer.status < 300) {
+      location.reload();
+      return;
+    }
+    errorBox.textContent = answer && answer.body.detail
+      ? words.refused.replace("{detail}", answer.body.detail) : words.unreachable;
+    errorBox.hidden = false;
+    buttons.forEach(b => { b.disabled = false; });
+  }
+
+  // Accept or decline an invitation; close a casual table one made.
+  for (const panel of lobby.querySelectorAll("[data-partie]")) {
+    const buttons = [...panel.querySelectorAll("button[data-action]")];
+    const errorBox = panel.querySelector(".error");
+    for (const button of buttons) {
+      button.addEventListener("click", () => {
+        const partie = panel.dataset.partie, action = button.dataset.action;
+        if (action === "close") post(`/api/parties/${partie}/close`, {}, errorBox, buttons);
+        else post(`/api/parties/${partie}/answer`, {accept: action === "accept"}, errorBox, buttons);
+      });
+    }
+  }
+
+  // A new casual table: the people named (the creator first, when he sits), then the bots.
+  const form = document.getElementById("new-table");
+  form.addEventListener("submit", event => {
+    event.preventDefault();
+    const fields = form.elements;
+    const invited = fields.players.value.split(",").map(name => name.trim()).filter(Boolean);
+    const players = fields.seat_me.checked
+      ? [words.me, ...invited.filter(name => name !== words.me)] : invited;
+    post("/api/parties/", {
+      game: fields.game.value,
+      players,
+      bots: Array(Number(fields.bots.value) || 0).fill("heuristic"),
+      buy_in: Number(fields.buy_in.value) || 0,
+    }, form.querySelector(".error"), [...form.querySelectorAll("button")]);
+  });
+})();

@@ -1,0 +1,140 @@
+"""The lobby in a real browser, on a 390 px phone and a desktop: a player signs in, sees his
+invitations, accepts one by clicking (and is told why he cannot accept a second), finds his
+table, and switches the page to English. Screenshots of each step are kept in the test's
+folder (and copied to /tmp/shots for a look)."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.utils import timezone
+from playwright.sync_api import Page, expect
+
+from games.models import Hand, Partie
+from games.services import casual_table_create
+from tournaments.models import Membership
+from tournaments.services import club_create, membership_add, soiree_create
+
+pytestmark = [pytest.mark.postgres, pytest.mark.browser]
+
+PASSWORD = "pw-for-tests"
+SHOTS = Path("/tmp/shots")
+PHONE = {"width": 390, "height": 844}
+DESKTOP = {"width": 1280, "height": 900}
+
+
+def _shot(page: Page, tmp_path: Path, name: str) -> Path:
+    path = tmp_path / f"lobby-{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    SHOTS.mkdir(exist_ok=True)
+    shutil.copy(path, SHOTS / path.name)
+    return path
+
+
+def _fits(page: Page, width: int) -> bool:
+    """Nothing on the page is wider than the screen (no sideways scrolling)."""
+    return bool(page.evaluate(f"document.documentElement.scrollWidth <= {width}"))
+
+
+def _wait_for_js(page: Page, expression: str, timeout: float = 15) -> None:
+    """Poll ``expression`` (page.wait_for_function evaluates strings, which the CSP refuses)."""
+    end = time.monotonic() + timeout
+    while not page.evaluate(expression):
+        assert time.monotonic() < end, f"not true after {timeout} s: {expression}"
+        page.wait_for_timeout(50)
+
+
+@pytest.mark.parametrize("live_server_process", ["embedded"], indirect=True)
+def test_a_player_accepts_an_invitation_on_a_phone_and_reads_the_lobby_in_english(
+        live_server_process: Any, page: Page, django_user_model: Any, tmp_path: Path,
+        organiser: Any) -> None:
+    alice, bruno, chloe = (django_user_model.objects.create_user(name, password=PASSWORD)
+                           for name in ("alice", "bruno", "chloe"))
+    club = club_create(name="Cercle des Lumières", slug="lumieres", organiser=organiser)
+    membership_add(club=club, user=bruno, role=Membership.Role.PLAYER)
+    now = timezone.now()
+    soiree_create(club=club, name="Jeudi de la Comète", starts_at=now + timedelta(minutes=30),
+                  ends_at=now + timedelta(hours=3), game="comet")
+    slow = {"move_timeout": timedelta(seconds=30), "pause_between_hands": timedelta(minutes=10)}
+    alice_s = casual_table_create(creator=alice, game="comet", players=[alice, bruno],
+                                  bots=["heuristic"], buy_in=100, at=now, **slow)
+    chloe_s = casual_table_create(creator=chloe, game="commere",
+                                  players=[chloe, bruno, alice], bots=["heuristic"], at=now,
+                                  **slow)
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.set_viewport_size(PHONE)
+    page.context.set_extra_http_headers({"Accept-Language": "fr-FR,fr;q=0.9"})
+
+    page.goto(f"{live_server_process.url}/accounts/login/?next=/")
+    page.fill("#id_username", "bruno")
+    page.fill("#id_password", PASSWORD)
+    page.click("main button[type=submit]")
+
+    invitation = page.locator(f'#invitations [data-partie="{alice_s.pk}"]')
+    expect(invitation).to_contain_text("alice vous invite à une table de Comet")
+    expect(invitation).to_contain_text("Cave : 100 jetons")
+    expect(page.locator(f'#invitations [data-partie="{chloe_s.pk}"]')).to_contain_text(
+        "alice (en attente)")
+    assert page.evaluate("document.documentElement.lang") == "fr"
+    assert _fits(page, PHONE["width"])
+    _shot(page, tmp_path, "1-phone-fr-invitations")
+
+    invitation.get_by_role("button", name="Accepter").click()
+
+    table_now = page.locator("#now a.go")
+    expect(table_now).to_have_text("Aller à la table (donne 1)")
+    hand = Hand.objects.get(partie=alice_s)
+    assert table_now.get_attribute("href") == f"/hands/{hand.pk}/"
+    assert Partie.objects.get(pk=alice_s.pk).status == Partie.Status.PLAYING
+    expect(page.locator(f'#invitations [data-partie="{alice_s.pk}"]')).to_have_count(0)
+    # A second table while he sits at the first: the API says no, and the page says why.
+    other = page.locator(f'#invitations [data-partie="{chloe_s.pk}"]')
+    other.get_by_role("button", name="Accepter").click()
+    expect(other.get_by_role("alert")).to_contain_text("Refusé : bruno already plays at")
+    assert _fits(page, PHONE["width"])
+    _shot(page, tmp_path, "2-phone-fr-seated")
+
+    page.select_option("#language-switch select", "en")
+    page.click("#language-switch button")
+
+    expect(page.locator("#now-title")).to_have_text("Your table now")
+    expect(page.locator("#now a.go")).to_have_text("Go to the table (hand 1)")
+    expect(other).to_contain_text("chloe invites you to a table of Ma commère")
+    expect(page.get_by_role("button", name="Create the table")).to_be_visible()
+    assert page.evaluate("document.documentElement.lang") == "en"
+    assert _fits(page, PHONE["width"])
+    _shot(page, tmp_path, "3-phone-en")
+
+    page.set_viewport_size(DESKTOP)
+    _shot(page, tmp_path, "4-desktop-en")
+    page.select_option("#language-switch select", "fr")
+    page.click("#language-switch button")
+    expect(page.locator("#now-title")).to_have_text("Votre table")
+    _wait_for_js(page, "document.readyState === 'complete'")
+    _shot(page, tmp_path, "5-desktop-fr")
+
+    # A new casual table from the form: first a name nobody has, then chloe and a bot (he
+    # does not sit: he plays at alice's); then he cancels it.
+    form = page.locator("#new-table")
+    form.get_by_label("Joueurs à inviter").fill("zed")
+    form.get_by_role("button", name="Créer la table").click()
+    expect(form.get_by_role("alert")).to_contain_text("no such player: zed")
+    form.get_by_label("Joueurs à inviter").fill("chloe")
+    form.get_by_label("M’y asseoir aussi (à la première place)").uncheck()
+    form.get_by_label("Robots pour compléter la table").fill("1")
+    form.get_by_label("Cave (jetons)").fill("20")
+    form.get_by_role("button", name="Créer la table").click()
+    made = page.locator("#casual .panel", has_text="table de bruno")
+    expect(made).to_contain_text("chloe (en attente)")
+    expect(made).to_contain_text("cave de 20 jetons")
+    _shot(page, tmp_path, "6-desktop-fr-new-table")
+    made.get_by_role("button", name="Annuler la table").click()
+    expect(page.locator("#casual .panel", has_text="table de bruno")).to_have_count(0)
+    assert Partie.objects.get(created_by=bruno).status == Partie.Status.CANCELLED
+    assert errors == []
