@@ -1,4 +1,4 @@
-"""The migrations match the models, and tournaments' is one initial migration."""
+"""The migrations match the models, and tournaments' start after the games' triggers."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ def test_the_models_have_no_change_without_its_migration() -> None:
         pytest.fail(f"makemigrations --check found changes (exit {exit.code})")
 
 
-def test_tournaments_start_from_one_initial_migration_after_the_games_triggers() -> None:
+def test_tournaments_start_from_their_initial_migration_after_the_games_triggers() -> None:
     loader = MigrationLoader(None, ignore_no_migrations=True)
     names = sorted(name for app, name in loader.disk_migrations if app == "tournaments")
-    assert names == ["0001_initial"]
+    assert names[0] == "0001_initial"
     initial = loader.disk_migrations["tournaments", "0001_initial"]
     assert ("games", "0002_event_triggers") in initial.dependencies

@@ -6,7 +6,7 @@ parties up and reads their results: games knows nothing of soirées.
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import models
@@ -97,6 +97,9 @@ class Soiree(models.Model):
                                     help_text="Drawn at opening; the seating can be re-drawn")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.SCHEDULED)
     opened_at = models.DateTimeField(null=True, blank=True)
+    close_asked_at = models.DateTimeField(
+        null=True, blank=True, help_text="The organiser closed it early: no hand is dealt after "
+                                         "this; the planned times are kept")
     closed_at = models.DateTimeField(null=True, blank=True)
     standings = models.JSONField(null=True, blank=True)
     settlement = models.JSONField(null=True, blank=True)
@@ -112,6 +115,11 @@ class Soiree(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.club}, {self.starts_at:%Y-%m-%d})"
+
+    @property
+    def deals_until(self) -> datetime:
+        """No hand is dealt after this: the planned end, or an earlier close."""
+        return min(self.ends_at, self.close_asked_at or self.ends_at)
 
 
 class Registration(models.Model):

@@ -23,6 +23,7 @@ from games.models import Partie
 from games.services import BOT_NAMES, OPTION_MAX, hand_deal, partie_start, partie_stop_dealing
 from ledger import selectors as ledger_selectors
 from ledger import services as ledger
+from ledger.netting import minimal_transfers
 
 from .errors import NotMember, SoireeError, SoireeState
 from .models import Club, Membership, Registration, Soiree, SoireeTable
@@ -192,7 +193,7 @@ def soiree_tick(*, soiree: Soiree, at: datetime) -> None:
                    if r.user_id not in seated]
         lo, hi = get_game(soiree.game).MIN_SEATS, get_game(soiree.game).MAX_SEATS
         ante = int(_partie_options(soiree).get("ante", 1))
-        time_left = at < soiree.ends_at
+        time_left = at < soiree.deals_until
         ended = {n: t for n, t in sorted(latest.items())
                  if t.partie.status == Partie.Status.OVER and time_left}
         # Each ended table first keeps its own people (not those now playing elsewhere);
@@ -244,40 +245,41 @@ def soiree_close_now(*, soiree: Soiree, at: datetime) -> None:
             raise SoireeState("this soirée is already closed")
         if soiree.status == Soiree.Status.SCHEDULED:
             soiree.status = Soiree.Status.CLOSED
-            soiree.closed_at = at
+            soiree.close_asked_at = soiree.closed_at = at
             soiree.standings = {"players": [], "computed_at": at.isoformat()}  # its schema's
-            soiree.save(update_fields=["status", "closed_at", "standings"])
+            soiree.settlement = settlement_of(soiree.standings)
+            soiree.save(update_fields=["status", "close_asked_at", "closed_at", "standings",
+                                       "settlement"])
             return
-        if at <= soiree.starts_at:  # opened early and closed before its start time
-            soiree.starts_at = at - timedelta(microseconds=1)
-        soiree.ends_at = min(soiree.ends_at, at)
-        soiree.save(update_fields=["starts_at", "ends_at"])
+        # The planned times stay as they were; the close is recorded beside them.
+        soiree.close_asked_at = at
+        soiree.save(update_fields=["close_asked_at"])
         for partie_id in SoireeTable.objects.filter(soiree=soiree).values_list("partie_id",
                                                                                flat=True):
-            partie_stop_dealing(partie_id=partie_id, until=soiree.ends_at, at=at)
+            partie_stop_dealing(partie_id=partie_id, until=at, at=at)
     soiree_tick(soiree=soiree, at=at)
 
 
 def soiree_finish(*, soiree: Soiree, at: datetime) -> None:
     """Every table is done: compute the standings and the settlement, close the soirée."""
     soiree.standings = standings_compute(soiree=soiree, at=at)
-    settle = ledger_selectors.settlement(club_key=soiree.club.slug,
-                                         since=soiree.opened_at or soiree.starts_at,
-                                         until=at + timedelta(seconds=1))
-    soiree.settlement = {
-        "nets": [{"account": n.account.name, "player": _owner(n.account), "net": n.net}
-                 for n in settle.nets],
-        "transfers": [{"from": _owner(t.payer) or t.payer.name,
-                       "to": _owner(t.payee) or t.payee.name, "amount": t.amount}
-                      for t in settle.transfers],
-    }
+    soiree.settlement = settlement_of(soiree.standings)
     soiree.status = Soiree.Status.CLOSED
     soiree.closed_at = at
     soiree.save(update_fields=["standings", "settlement", "status", "closed_at"])
 
 
-def _owner(account: Any) -> str | None:
-    return account.owner.get_username() if account.owner_id else None
+def settlement_of(standings: dict[str, Any]) -> dict[str, Any]:
+    """Who pays whom, in the fewest transfers, to settle the soirée's own nets: those of its
+    hands and its tables' pots, so that a soirée overlapping another in time (or a player's
+    wallet moving elsewhere meanwhile) never enters it. Every transfer is between two of its
+    players, and they sum to each one's net."""
+    nets = {row["player"]: row["net"] for row in standings["players"] if row["net"]}
+    return {
+        "nets": [{"account": name, "player": name, "net": net} for name, net in nets.items()],
+        "transfers": [{"from": payer, "to": payee, "amount": amount}
+                      for payer, payee, amount in minimal_transfers(nets)],
+    }
 
 
 def standings_compute(*, soiree: Soiree, at: datetime) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from django.core.management import call_command
+from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
@@ -249,9 +250,12 @@ def test_close_now_deals_no_new_hand_and_lets_the_hands_in_progress_finish(clock
     soiree_clock()
     clock.shift(3)
     closing = timezone.now()
+    planned = (soiree.starts_at, soiree.ends_at)
     services.soiree_close_now(soiree=soiree, at=closing)
     soiree.refresh_from_db()
-    assert soiree.ends_at == closing and soiree.status == Soiree.Status.OPEN
+    # The planned times are kept; the close is recorded beside them.
+    assert (soiree.starts_at, soiree.ends_at) == planned
+    assert soiree.close_asked_at == closing and soiree.status == Soiree.Status.OPEN
     assert set(Partie.objects.filter(soiree_table__soiree=soiree)
                .values_list("deal_until", flat=True)) == {closing}
     playing = list(_hands(soiree).filter(status=Hand.Status.PLAYING))
@@ -275,7 +279,7 @@ def test_close_now_from_the_admin(clock, club, admin_client):
                                  {"action": "close_now", "_selected_action": [soiree.pk]})
     assert response.status_code == 302
     soiree.refresh_from_db()
-    assert soiree.ends_at == timezone.now()
+    assert soiree.close_asked_at == timezone.now() and soiree.ends_at == OPENS + timedelta(hours=2)
     _beat(clock, until=lambda: _status(soiree) == Soiree.Status.CLOSED)
     assert _hands(soiree).count() == 1
 
@@ -353,3 +357,55 @@ def test_a_table_that_cannot_start_is_skipped_and_the_others_start(clock, club, 
     soiree_clock()
     assert [t.number for t in SoireeTable.objects.filter(soiree=soiree, round=2)] == [2]
     assert "table 1 is broken" in caplog.text
+
+
+def _own_ledger_nets(soiree: Soiree) -> dict[str, int]:
+    """Each player's net from the ledger entries of this soirée's own hands and pots only."""
+    from ledger.models import Posting
+
+    parties = [t.partie_id for t in _tables(soiree)]
+    sources = Q(entry__source__startswith="partie:__none__")
+    for hand_id in _hands(soiree).values_list("pk", flat=True):
+        sources |= Q(entry__source__startswith=f"hand:{hand_id}/")
+    for partie_id in parties:
+        sources |= Q(entry__source__startswith=f"partie:{partie_id}/pot-shared")
+    nets: dict[str, int] = {}
+    for name, amount in (Posting.objects.filter(sources, account__kind="wallet")
+                         .values_list("account__owner__username", "amount")):
+        nets[name] = nets.get(name, 0) + amount
+    return {name: net for name, net in nets.items() if net}
+
+
+def test_two_overlapping_soirees_sharing_a_player_settle_each_its_own_chips(
+        clock, club, members):
+    """Both evenings run at once in one club, and alice plays at both in turn: each
+    settlement nets only its own hands, between its own players."""
+    first = _soiree(club, bot_kind="heuristic", deals_per_partie=1, lasts=timedelta(seconds=60))
+    second = _soiree(club, bot_kind="heuristic", deals_per_partie=1,
+                     lasts=timedelta(seconds=90))
+    alice, bruno = members(2)
+    services.checkin(soiree=first, user=alice, at=timezone.now())
+    for user in (alice, bruno):
+        services.checkin(soiree=second, user=user, at=timezone.now())
+    clock.move_to(OPENS - timedelta(seconds=1))
+
+    _beat(clock, until=lambda: _status(first) == _status(second) == Soiree.Status.CLOSED)
+
+    for soiree in (first, second):
+        soiree.refresh_from_db()
+        seated = {name for t in _tables(soiree) for name in _seated(t.partie)}
+        standings = {row["player"]: row["net"] for row in soiree.standings["players"]}
+        assert set(standings) <= seated
+        assert {p: n for p, n in standings.items() if n} == _own_ledger_nets(soiree)
+        nets = {row["player"]: row["net"] for row in soiree.settlement["nets"]}
+        assert nets == {p: n for p, n in standings.items() if n}
+        moved: dict[str, int] = {}
+        for t in soiree.settlement["transfers"]:
+            assert {t["from"], t["to"]} <= seated
+            moved[t["from"]] = moved.get(t["from"], 0) - t["amount"]
+            moved[t["to"]] = moved.get(t["to"], 0) + t["amount"]
+        assert moved == nets
+    # alice played at both: her hands of the one never enter the other's settlement.
+    both = [{n for t in _tables(s) for n in _seated(t.partie)} for s in (first, second)]
+    assert alice.username in both[0] and alice.username in both[1]
+    call_command("check_books")
