@@ -22,6 +22,10 @@ class DomainError(Exception):
         if code is not None:
             self.code = code
 
+    def detail(self) -> str:
+        """The message as the requester reads it (an error may translate it)."""
+        return self.message
+
     def fields(self) -> dict[str, Any]:
         """What the answer holds besides the code and the message (none by default)."""
         return {}

@@ -34,7 +34,7 @@ def _answer(exc: Exception, context: dict[str, Any]) -> Response | None:
         return Response({"error": "too_large", "detail": "the request body is larger than "
                          "this API accepts"}, status=413)
     if isinstance(exc, DomainError):
-        return Response({"error": exc.code, **exc.fields(), "detail": exc.message},
+        return Response({"error": exc.code, **exc.fields(), "detail": exc.detail()},
                         status=exc.status)
     if isinstance(exc, ValidationError):
         return Response({"error": "invalid", "detail": exc.messages}, status=400)

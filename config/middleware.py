@@ -17,6 +17,7 @@ from typing import Any
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
+from django.utils import translation
 from django.utils.deprecation import MiddlewareMixin
 
 NUL = "\x00"
@@ -72,3 +73,17 @@ class RefuseLargeBodyMiddleware(MiddlewareMixin):
         return JsonResponse({"error": "too_large",
                              "detail": f"the request body is larger than {limit} bytes, the "
                                        "most this API accepts"}, status=413)
+
+
+class ApiLanguageMiddleware(MiddlewareMixin):
+    """The API speaks English to a client that names no language: its messages are read by
+    programs and their logs as much as by people. A client that sends Accept-Language (a
+    page's script does, as its browser) or the language cookie gets that language; the pages
+    stay French by default (LocaleMiddleware, just before)."""
+
+    def process_request(self, request: HttpRequest) -> None:
+        if (request.path.startswith("/api/")
+                and "HTTP_ACCEPT_LANGUAGE" not in request.META
+                and settings.LANGUAGE_COOKIE_NAME not in request.COOKIES):
+            translation.activate("en")
+            request.LANGUAGE_CODE = "en"

@@ -11,6 +11,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
 from django.utils import timezone
 
 from games.engine.registry import get_game
@@ -18,10 +19,14 @@ from games.models import Game, Hand
 from games.permissions import may_view
 from games.selectors import invitations_pending, seat_of
 from games.services.invitations import casual_max_buy_in
-from tournaments.models import Membership, Soiree
+from tournaments.models import Membership, Soiree, SoireeTable
 from tournaments.selectors import has_role
 
 from . import selectors as lobby_reads
+from .words import table_words
+
+#: A placeholder hand id in the URL the page's script fills in (the next hand's).
+UUID_ZERO = "00000000-0000-0000-0000-000000000000"
 
 
 @login_required
@@ -54,6 +59,8 @@ def soiree_page(request: HttpRequest, soiree_id: int) -> HttpResponse:
 
 @login_required
 def table_page(request: HttpRequest, hand_id: str) -> HttpResponse:
+    """The card table. The page gets the seats' names and the words it speaks here; the hand
+    itself it reads through the API and its live channel, as any client would."""
     hand = get_object_or_404(Hand.objects.select_related("partie"), pk=hand_id)
     if not may_view(request.user, hand.partie):
         raise PermissionDenied("only the club's members, or a casual table's players, may "
@@ -62,7 +69,22 @@ def table_page(request: HttpRequest, hand_id: str) -> HttpResponse:
     seat = seat_of(hand, request.user)
     live_path = (f"/ws/parties/{hand.partie_id}/" if seat is None
                  else f"/ws/parties/{hand.partie_id}/seats/{seat}/")
-    return render(request, "frontend/table.html", {"hand": hand, "live_path": live_path})
+    partie = hand.partie
+    soiree_id = (SoireeTable.objects.filter(partie=partie)
+                 .values_list("soiree_id", flat=True).first())
+    table = {
+        "hand": str(hand.pk), "number": hand.number, "game": partie.game,
+        "live_path": live_path, "your_seat": seat, "soiree": soiree_id,
+        "time_zone": settings.TIME_ZONE,
+        "seats": [{"number": s.number, "name": s.player.get_username(), "bot": bool(s.bot),
+                   "away": s.away}
+                  for s in partie.seats.select_related("player").order_by("number")],
+        "urls": {"table": reverse("table-page", args=[UUID_ZERO]),
+                 "audit": reverse("audit-page", args=[hand.pk]), "lobby": reverse("lobby")},
+        "partie": str(partie.pk),
+    }
+    return render(request, "frontend/table.html", {
+        "hand": hand, "partie": partie, "table": table, "words": table_words()})
 
 
 @login_required

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from config.errors import DomainError
+from games.rule_words import in_words
 
 
 class GameError(DomainError):
@@ -23,6 +24,10 @@ class IllegalMoveError(GameError):
     def __init__(self, message: str, *, rule: str) -> None:
         super().__init__(message)
         self.rule = rule
+
+    def detail(self) -> str:
+        # The engine speaks English; the reader may not.
+        return in_words(self.message)
 
     def fields(self) -> dict[str, Any]:
         return {"rule": self.rule}

@@ -58,6 +58,8 @@ EXPECTED: dict[tuple[str, str], dict[str, int]] = {
     # creator closes (a casual table's creator does: tests/games/test_invitations.py).
     ("POST", "/api/parties/{partie_id}/answer"): {r: (400 if s == 200 else s)
                                                    for r, s in _VIEW.items()},
+    ("POST", "/api/parties/{partie_id}/away"): {r: (400 if s == 200 else s)
+                                                 for r, s in _VIEW.items()},
     ("POST", "/api/parties/{partie_id}/close"): {r: (401 if r == "anonymous" else 403)
                                                   for r in ROLES},
     ("GET", "/api/invitations/"): _ANY_SIGNED_IN,

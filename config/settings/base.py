@@ -54,6 +54,7 @@ MIDDLEWARE = [
     # The page's language: the visitor's choice (the switch's cookie), else his browser's,
     # else French. After the session, before CommonMiddleware (Django's order).
     "django.middleware.locale.LocaleMiddleware",
+    "config.middleware.ApiLanguageMiddleware",  # the API: English unless the client asks
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",

@@ -99,7 +99,7 @@ class SeatSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Seat
-        fields = ["number", "player", "bot"]
+        fields = ["number", "player", "bot", "away"]
 
 
 class InvitationSerializer(serializers.ModelSerializer):
@@ -113,6 +113,16 @@ class InvitationSerializer(serializers.ModelSerializer):
 class InvitationAnswerSerializer(serializers.Serializer):
     accept = serializers.BooleanField(help_text="true to take the seat, false to decline it "
                                                 "(a decline cancels the table)")
+
+
+class AwaySerializer(serializers.Serializer):
+    away = serializers.BooleanField(help_text="true: you leave the table, and the time-out "
+                                              "rule plays your decisions at once; false: back")
+
+
+class AwayAnswerSerializer(serializers.Serializer):
+    partie = serializers.UUIDField()
+    away = serializers.BooleanField()
 
 
 class HandSummarySerializer(serializers.ModelSerializer):

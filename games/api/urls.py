@@ -8,6 +8,7 @@ urlpatterns = [
     path("parties/<uuid:partie_id>/answer", views.PartieAnswerView.as_view(),
          name="partie-answer"),
     path("parties/<uuid:partie_id>/close", views.PartieCloseView.as_view(), name="partie-close"),
+    path("parties/<uuid:partie_id>/away", views.PartieAwayView.as_view(), name="partie-away"),
     path("invitations/", views.InvitationListView.as_view(), name="invitation-list"),
     path("hands/<uuid:hand_id>/", views.HandDetailView.as_view(), name="hand-detail"),
     path("hands/<uuid:hand_id>/moves", views.HandMovesView.as_view(), name="hand-moves"),

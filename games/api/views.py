@@ -9,6 +9,7 @@ from django.db.models import Count, Prefetch, QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.generics import ListAPIView
@@ -25,8 +26,8 @@ from games.models import Hand, Partie, Seat
 
 def _viewable(request: Request, partie: Partie) -> None:
     if not permissions.may_view(request.user, partie):
-        raise NotViewer("this partie is seen only by its club's members or, at a casual "
-                        "table, by its players")
+        raise NotViewer(_("this partie is seen only by its club's members or, at a casual "
+                          "table, by its players"))
 
 
 def _hand(request: Request, hand_id: str) -> Hand:
@@ -105,6 +106,21 @@ class PartieCloseView(APIView):
         _viewable(request, partie)
         services.casual_table_close(partie_id=partie.pk, user=request.user, at=timezone.now())
         return _partie_answer(request, partie_id)
+
+
+class PartieAwayView(APIView):
+    """The seated player leaves the table (his decisions are played by the time-out rule at
+    once) or comes back."""
+
+    @extend_schema(request=s.AwaySerializer, responses=s.AwayAnswerSerializer)
+    def post(self, request: Request, partie_id: str) -> Response:
+        partie = get_object_or_404(Partie, pk=partie_id)
+        _viewable(request, partie)
+        data = s.AwaySerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        away = services.seat_away(partie_id=partie.pk, user=request.user,
+                                  away=data.validated_data["away"], at=timezone.now())
+        return Response({"partie": str(partie.pk), "away": away})
 
 
 class InvitationListView(ListAPIView[Any]):

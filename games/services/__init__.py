@@ -2,14 +2,15 @@
 
 ``partie_start``, ``hand_deal``, ``partie_tick`` (deal the next hand once its pause has passed),
 ``move_play``, ``deadline_fire`` (the time-out, forced or delayed bot move of a pending
-decision), ``partie_stop_dealing`` (a closing time brought forward) and ``partie_close``;
+decision), ``seat_away`` (a player leaves the table or comes back), ``partie_stop_dealing``
+(a closing time brought forward) and ``partie_close``;
 the casual tables' ``casual_table_create``, ``invitation_answer`` and ``casual_table_close``;
 and the bounds every partie keeps (``OPTION_MAX``, ``MAX_HANDS``, ``MAX_BUY_IN``), for the API to
 refuse a body before it reaches them.
 """
 
 from .invitations import casual_table_close, casual_table_create, invitation_answer
-from .moves import MovePlayed, deadline_fire, move_play
+from .moves import MovePlayed, deadline_fire, move_play, seat_away
 from .parties import (
     BOT_NAMES,
     LENGTH_OPTION,
@@ -27,5 +28,5 @@ __all__ = [
     "BOT_NAMES", "LENGTH_OPTION", "casual_table_close", "casual_table_create",
     "invitation_answer", "MAX_BUY_IN", "MAX_HANDS", "OPTION_MAX", "MovePlayed",
     "deadline_fire", "hand_deal", "move_play", "partie_close", "partie_start",
-    "partie_stop_dealing", "partie_tick",
+    "partie_stop_dealing", "partie_tick", "seat_away",
 ]

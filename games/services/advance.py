@@ -3,7 +3,7 @@
 RULES.md §3: a seat's only legal move is played for it by the service, at once for a bot, after
 ``forced_move_delay`` for a person, and in Comet never before the Comet holder's ``comet_window``
 has passed. Every other decision has a deadline (``move_timeout``) after which the default move
-is played.
+is played; for a player who left the table (``Seat.away``) it is played at once.
 
 The Comet window is applied the same way whoever holds the Comet (a person, a bot, the awaited
 seat itself): at a table with a person, every decision at which the Comet may be played waits
@@ -42,12 +42,15 @@ class Table:
     seats: list[Seat]
     accounts: chips.Accounts = field(init=False)
     bots: dict[int, str] = field(init=False)
+    #: The seats whose players left the table (``Seat.away``).
+    away: set[int] = field(init=False)
     #: The events the command appended, by hand, announced once it commits.
     appended: dict[Any, list[dict[str, Any]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.accounts = chips.Accounts(self.partie, self.seats)
         self.bots = {s.number: s.bot for s in self.seats if s.bot}
+        self.away = {s.number for s in self.seats if s.away}
 
     def seat_of(self, user_id: Any) -> int | None:
         return next((s.number for s in self.seats if s.player_id == user_id), None)
@@ -125,6 +128,12 @@ def advance(table: Table, hand: Hand, loaded: store.Loaded, *, now: datetime) ->
             move = bot_move(table, hand, loaded, seat, required=True)
             assert move is not None
             by = BY_FORCED if only_move else BY_PLAYER
+            loaded = apply_move(table, hand, loaded, seat, move, by, now=now)
+            continue
+        elif seat in table.away:
+            # A player who left the table: the time-out rule plays for him, without the wait.
+            move, by = ((legal[seat][0], BY_FORCED) if only_move
+                        else (game.default_move(loaded.state, seat), BY_TIMEOUT))
             loaded = apply_move(table, hand, loaded, seat, move, by, now=now)
             continue
         elif only_move:

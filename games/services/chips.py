@@ -37,11 +37,15 @@ def wallet(partie: Partie, player: Any) -> Account:
     return ledger.wallet_get_or_create(club_key=partie.club_key, owner=player)
 
 
+def casual_welcome_chips() -> int:
+    return int(getattr(settings, "ACADEMIE_CASUAL_WELCOME_CHIPS", 1_000))
+
+
 def casual_wallet(player: Any) -> Account:
     """A person's casual wallet, opened once with the welcome chips (a bank entry keyed by the
     player, so never twice): casual tables play from it, and never issue chips to a person."""
     account = ledger.wallet_get_or_create(club_key=ledger.CASUAL_CLUB, owner=player)
-    welcome = int(getattr(settings, "ACADEMIE_CASUAL_WELCOME_CHIPS", 1_000))
+    welcome = casual_welcome_chips()
     if welcome:
         ledger.buy_in(wallet=account, amount=welcome, source=f"casual:welcome/{player.pk}",
                       idempotency_key=f"casual:welcome:{player.pk}",

@@ -5,7 +5,7 @@ A casual table plays from each person's casual wallet (the ledger's club "casual
 once with the welcome chips of ``ACADEMIE_CASUAL_WELCOME_CHIPS``. Its buy-in is the least a
 player must hold there to sit down, at most the club's limit ``ACADEMIE_CASUAL_MAX_BUY_IN``:
 no chips are issued to a person at the table. Bots, the house's players, are staked with the
-buy-in by the casual bank, as at a soirée.
+buy-in by the casual bank, as at a soirée (the welcome chips at a table without a buy-in).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from games.errors import (
     InvalidPartie,
@@ -89,12 +90,12 @@ def invitation_answer(*, partie_id: Any, user: AbstractBaseUser, accept: bool,
         partie = Partie.objects.select_for_update().get(pk=partie_id)
         invitation = partie.invitations.filter(player_id=user.pk).first()
         if invitation is None:
-            raise NotInvited("you are not invited to this table")
+            raise NotInvited(_("you are not invited to this table"))
         if partie.status != Partie.Status.INVITING:
-            raise InvitationClosed(f"this table no longer waits for answers: it is "
-                                   f"{partie.status}")
+            raise InvitationClosed(_("this table no longer waits for answers: it is {status}")
+                                   .format(status=partie.status))
         if invitation.answer != Invitation.Answer.PENDING:
-            raise InvitationClosed(f"you have already {invitation.answer} this invitation")
+            raise InvitationClosed(_("you have already answered this invitation"))
         if not accept:
             invitation.answer = Invitation.Answer.DECLINED
             invitation.answered_at = at
@@ -112,14 +113,14 @@ def casual_table_close(*, partie_id: Any, user: AbstractBaseUser, at: datetime) 
     with transaction.atomic():
         partie = Partie.objects.select_for_update().get(pk=partie_id)
         if partie.club_key != CASUAL:
-            raise NotTableOwner("a club's table is closed with its soirée, by its organiser")
+            raise NotTableOwner(_("a club's table is closed with its soirée, by its organiser"))
         if partie.created_by_id != user.pk and not (user.is_staff or user.is_superuser):
-            raise NotTableOwner("only the table's creator (or staff) may close it")
+            raise NotTableOwner(_("only the table's creator (or staff) may close it"))
         if partie.status == Partie.Status.INVITING:
             _cancel(partie, at)
             return partie
         if partie.status != Partie.Status.PLAYING:
-            raise InvitationClosed(f"this table is already {partie.status}")
+            raise InvitationClosed(_("this table is already {status}").format(status=partie.status))
     partie_stop_dealing(partie_id=partie.pk, until=at, at=at)
     partie.refresh_from_db()
     return partie
@@ -136,12 +137,13 @@ def _accept(partie: Partie, invitation: Invitation, at: datetime) -> None:
                                          answer=Invitation.Answer.ACCEPTED)
             .exclude(partie=partie).exists())
     if busy:
-        raise PlayerBusy(f"{player.get_username()} already plays at, or has accepted, another "
-                         f"casual table: finish or leave it first")
+        raise PlayerBusy(_("{name} already plays at, or has accepted, another casual table: "
+                           "finish or leave it first").format(name=player.get_username()))
     held = chips.casual_wallet(player).balance
     if held < partie.buy_in:
-        raise NotEnoughChips(f"{player.get_username()} holds {held} chips in his casual "
-                             f"wallet; this table's buy-in is {partie.buy_in}")
+        raise NotEnoughChips(_("{name} holds {held} chips in his casual wallet; this table's "
+                               "buy-in is {buy_in}").format(name=player.get_username(),
+                                                             held=held, buy_in=partie.buy_in))
     invitation.answer = Invitation.Answer.ACCEPTED
     invitation.answered_at = at
     invitation.save(update_fields=["answer", "answered_at"])
@@ -151,9 +153,12 @@ def _start_when_all_accepted(partie: Partie, at: datetime) -> None:
     offered = list(partie.invitations.select_related("player").order_by("number"))
     if any(i.answer != Invitation.Answer.ACCEPTED for i in offered):
         return
+    # A bot brings what a person may: the buy-in, or the welcome chips at a table without one
+    # (a bot with nothing would pay nothing it loses).
     seat_and_deal(partie=partie, players=[i.player for i in offered if i.player is not None],
                   bots=[i.bot for i in offered if i.player is None], buy_in_people=False,
-                  deal_first_hand=True, at=at)
+                  deal_first_hand=True, at=at,
+                  bot_stake=partie.buy_in or chips.casual_welcome_chips())
 
 
 def _cancel(partie: Partie, at: datetime) -> None:

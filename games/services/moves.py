@@ -15,13 +15,21 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
+from django.utils.translation import gettext as _
 
 from games.engine.base import BY_PLAYER, Move, RuleError
-from games.errors import CommandConflict, HandIsOver, IllegalMoveError, NotSeated, StaleSequence
-from games.models import Command, Hand, Partie
+from games.errors import (
+    CommandConflict,
+    HandIsOver,
+    IllegalMoveError,
+    NotSeated,
+    PartieOver,
+    StaleSequence,
+)
+from games.models import Command, Hand, Partie, Seat
 
 from . import store
-from .advance import Table, advance, apply_move, fire, save, table_for
+from .advance import KIND_COMET, Table, advance, apply_move, fire, save, table_for
 from .parties import deal_after
 
 logger = logging.getLogger(__name__)
@@ -64,12 +72,15 @@ def move_play(
         # Who may move, before when: one without a seat is refused as such (403), whatever
         # seq he answers. A seated player's own retry is answered below.
         if seat is None:
-            raise NotSeated("you have no seat at this table")
+            raise NotSeated(_("you have no seat at this table"))
         if seq != hand.last_seq or hand.status == Hand.Status.OVER:
             response = _answered_before(hand, request, user, command_id)
             return MovePlayed(response, hand, store.load(hand, len(table.seats)), seat,
                               retried=True)
         loaded = store.load(hand, len(table.seats))
+        if seat in table.away:  # a player who moves has come back to the table
+            Seat.objects.filter(partie_id=hand.partie_id, number=seat).update(away=False)
+            table.away.discard(seat)
         first_new = hand.last_seq + 1
         try:
             loaded = apply_move(table, hand, loaded, seat, move, BY_PLAYER, actor=user,
@@ -106,7 +117,7 @@ def deal_at_once(table: Table, last: Hand, at: datetime) -> Hand | None:
     if last.status != Hand.Status.OVER or table.partie.pause_between_hands:
         return None
     first = None
-    for _ in range(CHAINED_DEALS):
+    for _attempt in range(CHAINED_DEALS):
         try:
             with transaction.atomic():
                 dealt = deal_after(table=table, last=last, at=at)
@@ -137,9 +148,9 @@ def _answered_before(hand: Hand, request: dict[str, Any], user: AbstractBaseUser
     # The seq first: a move that lost the race to the hand's last move is a 409 like any
     # other lost race, whether or not that last move ended the hand.
     if request["seq"] != hand.last_seq:
-        raise StaleSequence(f"the hand is at seq {hand.last_seq}, your move answers "
-                            f"{request['seq']}; reload the hand")
-    raise HandIsOver("this hand is over: no move can be played")
+        raise StaleSequence(_("the hand is at seq {seq}, your move answers {asked}; reload the "
+                              "hand").format(seq=hand.last_seq, asked=request["seq"]))
+    raise HandIsOver(_("this hand is over: no move can be played"))
 
 
 def deadline_fire(*, hand_id: Any, seq: int, at: datetime) -> bool:
@@ -166,3 +177,30 @@ def deadline_fire(*, hand_id: Any, seq: int, at: datetime) -> bool:
         save(table, hand)
         deal_at_once(table, hand, at)
         return True
+
+
+def seat_away(*, partie_id: Any, user: AbstractBaseUser, away: bool, at: datetime) -> bool:
+    """The player leaves the table (``away``) or comes back. While he is away every decision
+    of his is played at once by the time-out rule; one he is awaited for now is played now.
+    Returns whether he is away."""
+    with transaction.atomic():
+        seat = (Seat.objects.select_for_update().select_related("partie")
+                .filter(partie_id=partie_id, player_id=user.pk).first())
+        if seat is None:
+            raise NotSeated(_("you have no seat at this table"))
+        if seat.partie.status != Partie.Status.PLAYING:
+            raise PartieOver(_("this partie is over"))
+        seat.away = away
+        seat.save(update_fields=["away"])
+        current = (Hand.objects.filter(partie_id=partie_id, status=Hand.Status.PLAYING)
+                   .values_list("pk", flat=True).first())
+        if away and current is not None:
+            hand, table = _locked(current)
+            loaded = store.load(hand, len(table.seats))
+            # A pending deadline of his own (not the Comet window: that waits alike for all).
+            if (hand.status == Hand.Status.PLAYING and hand.deadline_kind != KIND_COMET
+                    and loaded.game.to_act(loaded.state)[:1] == [seat.number]):
+                fire(table, hand, loaded, now=at)
+                save(table, hand)
+                deal_at_once(table, hand, at)
+    return away

@@ -107,20 +107,21 @@ def partie_check(*, game: str, people: int, bots: Sequence[str], options: dict[s
 
 
 def seat_and_deal(*, partie: Partie, players: Sequence[AbstractBaseUser], bots: Sequence[str],
-                  buy_in_people: bool, deal_first_hand: bool, at: datetime) -> None:
+                  buy_in_people: bool, deal_first_hand: bool, at: datetime,
+                  bot_stake: int | None = None) -> None:
     """Seat the people, then the bots, in the partie's transaction; issue the buy-in (to the
-    bots only, or to everyone) and deal the first hand."""
+    bots only, or to everyone: a bot gets ``bot_stake`` if given) and deal the first hand."""
     seated = list(players) + [chips.bot_user(name, i, partie.pk.hex[:8])
                               for i, name in enumerate(bots)]
     for number, user in enumerate(seated):
         Seat.objects.create(partie=partie, number=number, player=user,
                             bot=bots[number - len(players)] if number >= len(players) else "")
-    if partie.buy_in:
-        for seat in partie.seats.select_related("player"):
-            # At a soirée people buy in at check-in, at a casual table they bring their own
-            # chips; only the bots get chips here.
-            if seat.bot or buy_in_people:
-                chips.buy_in(partie=partie, seat=seat, amount=partie.buy_in)
+    for seat in partie.seats.select_related("player"):
+        # At a soirée people buy in at check-in, at a casual table they bring their own
+        # chips; only the bots get chips here.
+        amount = bot_stake if seat.bot and bot_stake is not None else partie.buy_in
+        if amount and (seat.bot or buy_in_people):
+            chips.buy_in(partie=partie, seat=seat, amount=amount)
     if partie.status != Partie.Status.PLAYING:
         partie.status = Partie.Status.PLAYING
         partie.save(update_fields=["status"])

@@ -4,6 +4,7 @@ never ``playwright install``; the system browser, headless, without its backgrou
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -81,3 +82,27 @@ def live_server_process(request: pytest.FixtureRequest, transactional_db: None,
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait(10)
+
+
+# -- helpers of the browser tests ---------------------------------------------------------------
+
+SHOTS = Path("/tmp/shots")
+
+
+def wait_for_js(page: Any, expression: str, timeout: float = 20) -> None:
+    """Poll ``expression`` in the page until it is true. Not ``page.wait_for_function``: its
+    polling evaluates a string in the page, which the pages' CSP (no 'unsafe-eval') refuses;
+    ``page.evaluate`` runs it through the DevTools protocol instead."""
+    end = time.monotonic() + timeout
+    while not page.evaluate(expression):
+        assert time.monotonic() < end, f"not true after {timeout} s: {expression}"
+        page.wait_for_timeout(50)
+
+
+def shot(page: Any, tmp_path: Path, name: str) -> Path:
+    """A full-page screenshot kept with the test (and in /tmp/shots, to look at)."""
+    path = tmp_path / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    SHOTS.mkdir(exist_ok=True)
+    shutil.copy(path, SHOTS / path.name)
+    return path

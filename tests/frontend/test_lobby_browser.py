@@ -5,8 +5,6 @@ folder (and copied to /tmp/shots for a look)."""
 
 from __future__ import annotations
 
-import shutil
-import time
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -20,33 +18,20 @@ from games.services import casual_table_create
 from tournaments.models import Membership
 from tournaments.services import club_create, membership_add, soiree_create
 
+from .conftest import shot, wait_for_js
+
 pytestmark = [pytest.mark.postgres, pytest.mark.browser]
 
 PASSWORD = "pw-for-tests"
-SHOTS = Path("/tmp/shots")
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 900}
 
-
-def _shot(page: Page, tmp_path: Path, name: str) -> Path:
-    path = tmp_path / f"lobby-{name}.png"
-    page.screenshot(path=str(path), full_page=True)
-    SHOTS.mkdir(exist_ok=True)
-    shutil.copy(path, SHOTS / path.name)
-    return path
 
 
 def _fits(page: Page, width: int) -> bool:
     """Nothing on the page is wider than the screen (no sideways scrolling)."""
     return bool(page.evaluate(f"document.documentElement.scrollWidth <= {width}"))
 
-
-def _wait_for_js(page: Page, expression: str, timeout: float = 15) -> None:
-    """Poll ``expression`` (page.wait_for_function evaluates strings, which the CSP refuses)."""
-    end = time.monotonic() + timeout
-    while not page.evaluate(expression):
-        assert time.monotonic() < end, f"not true after {timeout} s: {expression}"
-        page.wait_for_timeout(50)
 
 
 @pytest.mark.parametrize("live_server_process", ["embedded"], indirect=True)
@@ -83,7 +68,7 @@ def test_a_player_accepts_an_invitation_on_a_phone_and_reads_the_lobby_in_englis
         "alice (en attente)")
     assert page.evaluate("document.documentElement.lang") == "fr"
     assert _fits(page, PHONE["width"])
-    _shot(page, tmp_path, "1-phone-fr-invitations")
+    shot(page, tmp_path, "lobby-1-phone-fr-invitations")
 
     invitation.get_by_role("button", name="Accepter").click()
 
@@ -96,9 +81,10 @@ def test_a_player_accepts_an_invitation_on_a_phone_and_reads_the_lobby_in_englis
     # A second table while he sits at the first: the API says no, and the page says why.
     other = page.locator(f'#invitations [data-partie="{chloe_s.pk}"]')
     other.get_by_role("button", name="Accepter").click()
-    expect(other.get_by_role("alert")).to_contain_text("Refusé : bruno already plays at")
+    expect(other.get_by_role("alert")).to_contain_text(
+        "Refusé : bruno joue déjà à une autre table libre")
     assert _fits(page, PHONE["width"])
-    _shot(page, tmp_path, "2-phone-fr-seated")
+    shot(page, tmp_path, "lobby-2-phone-fr-seated")
 
     page.select_option("#language-switch select", "en")
     page.click("#language-switch button")
@@ -109,15 +95,15 @@ def test_a_player_accepts_an_invitation_on_a_phone_and_reads_the_lobby_in_englis
     expect(page.get_by_role("button", name="Create the table")).to_be_visible()
     assert page.evaluate("document.documentElement.lang") == "en"
     assert _fits(page, PHONE["width"])
-    _shot(page, tmp_path, "3-phone-en")
+    shot(page, tmp_path, "lobby-3-phone-en")
 
     page.set_viewport_size(DESKTOP)
-    _shot(page, tmp_path, "4-desktop-en")
+    shot(page, tmp_path, "lobby-4-desktop-en")
     page.select_option("#language-switch select", "fr")
     page.click("#language-switch button")
     expect(page.locator("#now-title")).to_have_text("Votre table")
-    _wait_for_js(page, "document.readyState === 'complete'")
-    _shot(page, tmp_path, "5-desktop-fr")
+    wait_for_js(page, "document.readyState === 'complete'")
+    shot(page, tmp_path, "lobby-5-desktop-fr")
 
     # A new casual table from the form: first a name nobody has, then chloe and a bot (he
     # does not sit: he plays at alice's); then he cancels it.
@@ -133,7 +119,7 @@ def test_a_player_accepts_an_invitation_on_a_phone_and_reads_the_lobby_in_englis
     made = page.locator("#casual .panel", has_text="table de bruno")
     expect(made).to_contain_text("chloe (en attente)")
     expect(made).to_contain_text("cave de 20 jetons")
-    _shot(page, tmp_path, "6-desktop-fr-new-table")
+    shot(page, tmp_path, "lobby-6-desktop-fr-new-table")
     made.get_by_role("button", name="Annuler la table").click()
     expect(page.locator("#casual .panel", has_text="table de bruno")).to_have_count(0)
     assert Partie.objects.get(created_by=bruno).status == Partie.Status.CANCELLED

@@ -5,7 +5,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from games.services import partie_start
+from games.services import partie_start, store
 from tournaments.models import Membership
 from tournaments.services import club_create, membership_add, soiree_create
 
@@ -40,10 +40,15 @@ def test_soiree_table_and_audit_pages_render(client, organiser, django_user_mode
     client.force_login(organiser)
     page = client.get(f"/soirees/{soiree.pk}/").content.decode()
     assert "Jeudi" in page and f"/api/soirees/{soiree.pk}/tables" in page
-    table = client.get(f"/hands/{hand.pk}/").content.decode()
-    assert f"/api/hands/{hand.pk}/moves" in table
+    answer = client.get(f"/hands/{hand.pk}/")
+    table = answer.content.decode()
+    assert answer.context["table"]["hand"] == str(hand.pk)
+    assert "frontend/table.js" in table
     # the page itself holds no card: everything comes from the API, filtered for the viewer
     assert hand.secret.seed not in table
+    loaded = store.load(hand)
+    held = [card for seat in range(3) for card in loaded.game.view(loaded.state, seat)["hand"]]
+    assert len(held) > 30 and not any(f'"{card}"' in table for card in held)
     audit = client.get(f"/hands/{hand.pk}/audit").content.decode()
     assert f"/api/hands/{hand.pk}/record" in audit
 
@@ -56,15 +61,16 @@ def test_the_table_page_follows_the_viewer_s_seat_or_the_public_frames(
     seat = partie.seats.get(player=organiser).number
 
     client.force_login(organiser)
-    seated = client.get(f"/hands/{hand.pk}/").content.decode()
+    seated = client.get(f"/hands/{hand.pk}/").context["table"]
     client.force_login(outsider)
     refused = client.get(f"/hands/{hand.pk}/")
     # A casual table is watched by its players and staff only (games/permissions.py).
     outsider.is_staff = True
     outsider.save(update_fields=["is_staff"])
-    watching = client.get(f"/hands/{hand.pk}/").content.decode()
+    watching = client.get(f"/hands/{hand.pk}/").context["table"]
 
     assert refused.status_code == 403
 
-    assert f'liveSocket("/ws/parties/{partie.pk}/seats/{seat}/"' in seated
-    assert f'liveSocket("/ws/parties/{partie.pk}/"' in watching
+    assert seated["live_path"] == f"/ws/parties/{partie.pk}/seats/{seat}/"
+    assert (seated["your_seat"], watching["your_seat"]) == (seat, None)
+    assert watching["live_path"] == f"/ws/parties/{partie.pk}/"

@@ -1,0 +1,443 @@
+// The card table: draws the hand as the API and the live channel give it (the same fields),
+// in words from the page's catalogue (frontend/words.py). It never knows more than its
+// viewer may see: every card it draws came from the server's view for this viewer.
+"use strict";
+(function () {
+  const T = JSON.parse(document.getElementById("table-data").textContent);
+  const W = JSON.parse(document.getElementById("table-words").textContent);
+  const $ = id => document.getElementById(id);
+  function fill(template, values) {
+    return template.replace(/\{(\w+)\}/g, (m, k) => (k in values ? values[k] : m));
+  }
+  const SYMBOL = {C: "♣", D: "♦", H: "♥", S: "♠"};
+  const SUIT_ORDER = "SHCD";  // black, red, black, red: easy on the eye
+  // Comet runs from A (low) to K; in Ma commère the ace is high.
+  const RANK_ORDER = T.game === "comet" ? "A23456789TJQK" : "23456789TJQKA";
+  const COMET = "9D";
+  const names = {};
+  // A bot is named by its seat: its user name is the service's bookkeeping.
+  const seatName = s => (s.bot ? fill(W.bot_name, {n: s.number + 1}) : s.name);
+  T.seats.forEach(s => { names[s.number] = seatName(s); });
+  const baseTitle = document.title;
+  let current = null;
+  let logged = 0;  // the last seq written in the log
+  let sending = false;
+
+  function cardName(c) { return fill(W.card, {rank: W.rank[c[0]], suit: W.suit[c[1]]}); }
+  function theCard(c) { return fill(W.card, {rank: W.the_rank[c[0]], suit: W.suit[c[1]]}); }
+  function who(seat) {
+    if (seat === null || seat === undefined) return "?";
+    if (seat === "pot") return W.the_pot;
+    if (seat === "talon") return "talon";
+    return seat === T.your_seat ? `${names[seat]} (${W.you})` : names[seat];
+  }
+  function sortCards(cards) {
+    return cards.slice().sort((a, b) => SUIT_ORDER.indexOf(a[1]) - SUIT_ORDER.indexOf(b[1])
+      || RANK_ORDER.indexOf(a[0]) - RANK_ORDER.indexOf(b[0]));
+  }
+  function cardFace(c, extra) {
+    if (!c) return `<span class="pc back ${extra || ""}" aria-label="?"></span>`;
+    const red = c[1] === "D" || c[1] === "H" ? " red" : "";
+    const rank = c[0] === "T" ? "10" : c[0];
+    return `<span class="pc${red} ${extra || ""}" title="${esc(cardName(c))}"><b>${rank}</b><i>${SYMBOL[c[1]]}</i></span>`;
+  }
+  function combinationOf(cards) {
+    // RULES.md §1: tricon, then séquence (A high; A-2-3 only with ace_low_sequence), then point.
+    if (!cards || cards.length !== 3) return null;
+    const ranks = cards.map(c => "23456789TJQKA".indexOf(c[0])).sort((a, b) => a - b);
+    if (ranks[0] === ranks[2]) return fill(W.combination.tricon, {ranks: W.ranks_plural[cards[0][0]]});
+    const aceLow = current && current.view.options && current.view.options.ace_low_sequence;
+    if (ranks[1] === ranks[0] + 1 && ranks[2] === ranks[1] + 1)
+      return fill(W.combination.sequence, {the_rank: W.the_rank["23456789TJQKA"[ranks[2]]]});
+    if (aceLow && ranks[0] === 0 && ranks[1] === 1 && ranks[2] === 12)
+      return fill(W.combination.sequence, {the_rank: W.the_rank["3"]});
+    if (cards[0][1] === cards[1][1] && cards[1][1] === cards[2][1])
+      return fill(W.combination.point, {suit: W.suit[cards[0][1]]});
+    return null;
+  }
+
+  // -- The log, in words -----------------------------------------------------------------
+  function sentence(e) {
+    const L = W.log;
+    switch (e.type) {
+      case "hand_started": return fill(L.hand_started, {number: T.number, name: who(e.dealer)});
+      case "open": return fill(L.open, {name: who(e.seat), card: e.card ? theCard(e.card) : W.suit[e.suit]});
+      case "play": return fill(L.play, {name: who(e.seat), card: theCard(e.card)});
+      case "comet": return fill(L.comet, {name: who(e.seat), card: theCard(e.stands_for)});
+      case "keep_comet": return e.seat === null ? L.keep_comet_hidden : fill(L.keep_comet, {name: who(e.seat)});
+      case "stop": return e.reason === "king" ? L.stop_king : e.reason === "gap" ? L.stop_gap
+        : fill(L.stop_played, {card: lastCard ? theCard(successor(lastCard)) : "?"});
+      case "out": return fill(L.out, {name: who(e.seat)});
+      case "offer": case "give_back": {
+        const to = e.type === "offer" ? (e.seat + 1) % T.seats.length : lastOfferer;
+        if (e.type === "offer") lastOfferer = e.seat;
+        return fill(e.card ? L[e.type] : L[e.type + "_hidden"], {name: who(e.seat), to: who(to), card: e.card ? theCard(e.card) : ""});
+      }
+      case "draw": return fill(e.card ? L.draw : L.draw_hidden, {name: who(e.seat), card: e.card ? theCard(e.card) : ""});
+      case "return": return fill(e.card ? L.return : L.return_hidden, {name: who(e.seat), card: e.card ? theCard(e.card) : ""});
+      case "announce": return fill(L.announce, {name: who(e.seat)});
+      case "showdown": return e.winner === null || e.winner === undefined ? "" :
+        fill(L.showdown, {name: who(e.winner), combination: combinationOf(e.hands[String(e.winner)]) || W.reason[e.combination] || ""});
+      case "void": return L.void;
+      case "pay": {
+        if (!e.amount && !e.short) return "";
+        const values = {from: who(e.from), to: who(e.to), amount: e.amount, reason: W.reason[e.reason] || e.reason, short: e.short};
+        if (e.reason === "pot") return fill(L.takes_pot, values);
+        return fill(e.short ? L.pay_short : L.pay, values);
+      }
+      default: return "";
+    }
+  }
+  let lastOfferer = null;
+  let lastCard = null;  // the card the run has reached, as the log goes
+  function successor(card) {
+    const rank = "A23456789TJQK".indexOf(card[0]);
+    return rank < 12 ? "A23456789TJQK"[rank + 1] + card[1] : card;
+  }
+  function logEvents(events) {
+    const list = $("log");
+    for (const e of events) {
+      if (e.seq <= logged) continue;
+      logged = e.seq;
+      if (e.type === "open" || e.type === "play") lastCard = e.card;
+      if (e.type === "comet") lastCard = e.stands_for;
+      let text = sentence(e);
+      if (!text) continue;
+      if (e.by === "timeout") text += " " + W.log.timeout;
+      const item = document.createElement("li");
+      item.textContent = text;
+      item.dataset.seq = e.seq;
+      list.appendChild(item);
+    }
+    list.scrollTop = list.scrollHeight;
+  }
+
+  // -- The table ---------------------------------------------------------------------------
+  function lastMoves(v) {
+    // The last card each seat put on the table (Comet) is marked at its seat.
+    const out = {};
+    (v.played || []).forEach(p => { out[p.seat] = p; });
+    return out;
+  }
+  function drawSeats(h) {
+    const v = h.view;
+    const n = T.seats.length;
+    const me = T.your_seat === null ? 0 : T.your_seat;
+    const acting = new Set(h.to_act || []);
+    const dealer = T.game === "comet" ? v.dealer : v.banker;
+    const counts = v.cards_in_hand || v.hand_sizes || {};
+    const last = lastMoves(v);
+    const lastPlayed = (v.played || []).length ? v.played[v.played.length - 1] : null;
+    $("seats").innerHTML = T.seats.map(s => {
+      // The viewer sits at the bottom; the others follow round the table.
+      const classes = ["tp-seat"];
+      if (acting.has(s.number)) classes.push("acting");
+      if (s.number === T.your_seat) classes.push("me");
+      const badges = [];
+      if (s.number === dealer) badges.push(`<span class="badge" title="${esc(T.game === "comet" ? W.dealer : W.banker)}">${T.game === "comet" ? "D" : "B"}</span>`);
+      if (s.bot) badges.push(`<span class="badge bot">${esc(W.bot)}</span>`);
+      const chips = v.chips ? v.chips[String(s.number)] : undefined;
+      const mark = last[s.number] ? cardFace(last[s.number].stands_for ? COMET : last[s.number].card, "mini" + (lastPlayed && lastPlayed === last[s.number] ? " latest" : "")) : "";
+      return `<li class="${classes.join(" ")}" data-seat="${s.number}">
+        <span class="name">${esc(seatName(s))}${s.number === T.your_seat ? ` <small>(${esc(W.you)})</small>` : ""} ${badges.join("")}</span>
+        <span class="facts">${chips === undefined ? "" : esc(fill(W.chips, {n: chips}))} · ${esc(fill(W.cards, {n: counts[String(s.number)] ?? "?"}))}</span>
+        ${acting.has(s.number) ? `<span class="turn">${esc(W.to_act)}</span>` : ""}${mark}</li>`;
+    }).join("");
+    // Round the table, the viewer at the bottom (set through the CSSOM: the page's CSP
+    // refuses style attributes).
+    $("seats").querySelectorAll("li[data-seat]").forEach(li => {
+      const angle = Math.PI / 2 + 2 * Math.PI * ((Number(li.dataset.seat) - me + n) % n) / n;
+      li.style.setProperty("--x", `${(50 + 42 * Math.cos(angle)).toFixed(1)}%`);
+      li.style.setProperty("--y", `${(50 + 38 * Math.sin(angle)).toFixed(1)}%`);
+    });
+  }
+  function runsOf(played) {
+    // Consecutive cards of one suit, each one rank above the last, are one run; a Comet
+    // continues the run as the card it stood for.
+    const runs = [];
+    let run = null;
+    for (const p of played) {
+      const card = p.stands_for || p.card;
+      const rank = RANK_ORDER.indexOf(card[0]);
+      const prev = run ? run.top : null;
+      const follows = run && card[1] === run.suit && (rank === prev + 1 || (card === "TD" && prev === RANK_ORDER.indexOf("7")));
+      if (!follows) { run = {suit: card[1], cards: [], top: rank}; runs.push(run); }
+      run.cards.push(p);
+      run.top = rank;
+    }
+    return runs;
+  }
+  function drawCentre(h) {
+    const v = h.view;
+    const parts = [];
+    if (T.game === "comet") {
+      parts.push(`<p class="tp-phase">${esc(W.phase[v.phase] || v.phase)}</p>`);
+      const runs = runsOf(v.played || []);
+      parts.push(`<h2 class="sr-only">${esc(W.runs)}</h2>`);
+      if (!runs.length) parts.push(`<p class="muted">${esc(W.no_run)}</p>`);
+      // The last runs only: on a phone, the table must not outgrow the screen.
+      if (runs.length > 4) parts.push(`<p class="muted">… ${runs.length - 4}</p>`);
+      parts.push('<ol class="tp-runs">' + runs.slice(-4).map(r => `<li><span class="suit ${r.suit === "D" || r.suit === "H" ? "red" : ""}" aria-label="${esc(W.suit[r.suit])}">${SYMBOL[r.suit]}</span>` +
+        r.cards.map(p => p.stands_for
+          ? `<span class="comet" title="${esc(fill(W.comet_for, {card: theCard(p.stands_for)}))}">${cardFace(COMET, "mini")}<small>${esc(fill(W.comet_for, {card: theCard(p.stands_for)}))}</small></span>`
+          : cardFace(p.card, "mini")).join("") + "</li>").join("") + "</ol>");
+      if (v.run && v.run.next_card) {
+        parts.push(`<p class="tp-waiting">${esc(fill(W.waiting_card, {card: theCard(v.run.next_card)}))}</p>`);
+        if (v.run.next_card === "8D") parts.push(`<p class="muted">${esc(W.gap)}</p>`);
+      }
+      parts.push(`<p class="tp-money"><span>${esc(fill(W.pot, {n: v.pot}))}</span> <span>${esc(fill(W.comet_payment, {n: v.comet_payment_due ?? "—"}))}</span></p>`);
+    } else {
+      parts.push(`<p class="tp-phase">${esc(fill(W.turn, {n: v.turn || 1}))} · ${esc(W.phase[v.phase] || v.phase)}</p>`);
+      if (v.offer) parts.push(`<p class="tp-offer">${cardFace(v.offer.card, "mini")} ${esc(fill(W.offer_pending, {name: who(v.offer.from), to: who(v.offer.to)}))}</p>`);
+      parts.push(`<p class="tp-money"><span>${esc(fill(W.pot, {n: v.pot}))}</span> <span>${esc(fill(W.talon, {n: v.talon}))}</span></p>`);
+      if (v.hands) {
+        parts.push('<ul class="tp-shown">' + Object.entries(v.hands).map(([seat, cards]) => {
+          const combo = combinationOf(cards);
+          const won = String(v.winner) === seat ? " won" : "";
+          return `<li class="${won}"><span class="name">${esc(who(Number(seat)))}</span> ${sortCards(cards).map(c => cardFace(c, "mini")).join("")} <small>${esc(combo || "")}</small></li>`;
+        }).join("") + "</ul>");
+      }
+    }
+    $("centre").innerHTML = parts.join("");
+  }
+
+  // -- Your hand and your moves ---------------------------------------------------------
+  function movesByCard(h) {
+    const v = h.view;
+    const mine = v.hand || [];
+    const byCard = {};
+    for (const m of h.legal_moves || []) {
+      if (m.card) byCard[m.card] = m;
+      else if (m.type === "open") {
+        const lowest = sortCards(mine.filter(c => c[1] === m.suit && c !== COMET))[0];
+        if (lowest) byCard[lowest] = m;
+      } else if (m.type === "comet") byCard[COMET] = m;
+    }
+    return byCard;
+  }
+  function moveLabel(m) {
+    if (m.type === "open") return fill(W.button.open, {suit: W.suit[m.suit]});
+    return W.button[m.type] || m.type;
+  }
+  function drawMine(h) {
+    const v = h.view;
+    const seated = T.your_seat !== null;
+    $("mine").hidden = !seated;
+    if (!seated) return;
+    const mine = sortCards(v.hand || []);
+    const byCard = movesByCard(h);
+    const myTurn = (h.to_act || []).includes(T.your_seat) && h.status !== "over";
+    const forced = myTurn && h.deadline_kind === "forced" && (h.legal_moves || []).length === 1;
+    $("hand").innerHTML = mine.map(c => {
+      const m = byCard[c];
+      const ok = m && myTurn && !forced;
+      // Named by its words (hidden text), the drawn face hidden from screen readers: the
+      // name a voice user says is the name the button has.
+      return `<button type="button" class="pcb${forced && m ? " forced" : ""}" data-card="${c}"${ok ? "" : " disabled"}><span aria-hidden="true">${cardFace(c)}</span><span class="sr-only">${esc(cardName(c))}</span></button>`;
+    }).join("");
+    const buttons = (h.legal_moves || []).filter(m => !m.card);
+    $("actions").innerHTML = myTurn && !forced ? buttons.map((m, i) =>
+      `<button type="button" class="move" data-i="${i}">${esc(moveLabel(m))}</button>`).join("") : "";
+    $("hand").querySelectorAll("button[data-card]").forEach(b => {
+      b.onclick = () => { const m = byCard[b.dataset.card]; if (m) play(m); };
+    });
+    $("actions").querySelectorAll("button[data-i]").forEach(b => { b.onclick = () => play(buttons[b.dataset.i]); });
+    $("prompt").textContent = promptFor(h, myTurn, forced);
+  }
+  function promptFor(h, myTurn, forced) {
+    const v = h.view;
+    const P = W.prompt;
+    if (h.status === "over") return "";
+    if (forced) {
+      const m = h.legal_moves[0];
+      return fill(P.forced, {move: m.card ? theCard(m.card) : moveLabel(m)});
+    }
+    if (myTurn) {
+      const types = new Set((h.legal_moves || []).map(m => m.type));
+      if (types.has("announce") && types.size === 1) return P.announce;
+      if (types.has("give_back")) return fill(P.give_back, {name: v.offer ? who(v.offer.from) : "?"});
+      if (types.has("offer")) return fill(P.offer, {name: who(nextSeat(v))});
+      if (types.has("return")) return P.return;
+      if (types.has("open")) return P.open;
+      if (types.has("comet") || types.has("keep_comet")) return types.has("play") ? P.play + " " + P.comet : P.comet;
+      if (types.has("play")) return P.play;
+    }
+    if (v.waiting_for === "comet" && !(h.to_act || []).length) return P.wait_comet;
+    const waiting = (h.to_act || []).map(who).join(", ");
+    return waiting ? fill(P.wait, {names: waiting}) : "";
+  }
+  function nextSeat(v) {
+    const order = v.speaking_order || [];
+    const i = order.indexOf(T.your_seat);
+    return order.length ? order[(i + 1) % order.length] : (T.your_seat + 1) % T.seats.length;
+  }
+  async function play(move) {
+    if (sending || !current) return;
+    // One move at a time: a second click before the first is answered is not sent.
+    sending = true;
+    let r;
+    try {
+      r = await api(`/api/hands/${T.hand}/moves`, {method: "POST", body: JSON.stringify({command_id: crypto.randomUUID(), seq: current.seq, move})});
+    } finally { sending = false; }
+    if (r.status === 201) {
+      $("error").textContent = "";
+      if (!$("away").hidden) showAway(false);  // a move brings the player back
+      if (r.body.seq > current.seq) render(r.body);
+      await catchUpLog();
+    } else if (r.status === 409 && r.body.error === "stale_sequence") {
+      $("error").textContent = W.reload;
+      await refresh();
+    } else {
+      $("error").textContent = fill(W.refused, {detail: r.body.detail || r.status});
+    }
+  }
+
+  // -- Time ----------------------------------------------------------------------------
+  let ticking = null;
+  let announced = 0;
+  const clockFormat = new Intl.DateTimeFormat(document.documentElement.lang || "fr", {hour: "2-digit", minute: "2-digit", second: "2-digit", timeZone: T.time_zone});
+  function drawClock(h) {
+    clearInterval(ticking);
+    const mine = (h.to_act || []).includes(T.your_seat);
+    if (!h.deadline || h.status === "over") { $("clock").hidden = true; return; }
+    const end = new Date(h.deadline).getTime();
+    $("clock").hidden = false;
+    $("deadline").textContent = fill(W.deadline, {time: clockFormat.format(new Date(end))});
+    announced = 0;
+    const tick = () => {
+      const left = Math.max(0, Math.ceil((end - Date.now()) / 1000));
+      $("countdown").textContent = `${left} s`;
+      $("clock").classList.toggle("urgent", mine && left <= 10);
+      // Near the end, once at 10 s and once at 5 s, the screen reader is told.
+      if (mine && (left === 10 || left === 5) && announced !== left) {
+        announced = left;
+        $("sr-clock").textContent = fill(W.seconds_left, {n: left});
+      }
+      if (left === 0) clearInterval(ticking);
+    };
+    tick();
+    ticking = setInterval(tick, 250);
+  }
+  const sound = $("sound");
+  sound.checked = localStorage.getItem("academie.sound") !== "off";
+  sound.onchange = () => localStorage.setItem("academie.sound", sound.checked ? "on" : "off");
+  let wasMyTurn = false;
+  function signalTurn(h) {
+    const mine = (h.to_act || []).includes(T.your_seat) && h.status !== "over" && (h.legal_moves || []).length > 0;
+    document.title = mine ? `▶ ${W.your_turn} — ${baseTitle}` : baseTitle;
+    if (mine && !wasMyTurn && sound.checked) beep();
+    wasMyTurn = mine;
+  }
+  function beep() {
+    try {
+      const ctx = new (window.AudioContext || window.webkitAudioContext)();
+      const osc = ctx.createOscillator();
+      const gain = ctx.createGain();
+      osc.frequency.value = 660;
+      gain.gain.setValueAtTime(0.08, ctx.currentTime);
+      gain.gain.exponentialRampToValueAtTime(0.001, ctx.currentTime + 0.25);
+      osc.connect(gain).connect(ctx.destination);
+      osc.start();
+      osc.stop(ctx.currentTime + 0.25);
+    } catch (e) { /* no sound here: the title still says it */ }
+  }
+
+  // -- The result ----------------------------------------------------------------------
+  function drawResult(h) {
+    const v = h.view;
+    if (h.status !== "over" || !v.result) { $("result").hidden = true; return; }
+    const r = v.result;
+    const lines = [];
+    if (r.winner === null || r.winner === undefined) lines.push(`<p>${esc(W.result_void)}</p>`);
+    else {
+      let how = "";
+      if (T.game === "commere" && v.hands) how = combinationOf(v.hands[String(r.winner)]) || "";
+      lines.push(`<p class="won">${esc(fill(W.result_winner, {name: who(r.winner)}))}${how ? " — " + esc(how) : ""}</p>`);
+    }
+    lines.push("<ul>" + Object.entries(r.net).map(([seat, net]) => {
+      const left = T.game === "comet" && v.hands ? " · " + fill(W.result_cards_left, {n: (v.hands[seat] || []).length}) : "";
+      const shown = T.game === "comet" && v.hands && v.hands[seat] && v.hands[seat].length ? " " + sortCards(v.hands[seat]).map(c => cardFace(c, "mini")).join("") : "";
+      return `<li>${esc(fill(W.result_net, {name: who(Number(seat)), net: (net > 0 ? "+" : "") + net}))}${esc(left)}${shown}</li>`;
+    }).join("") + "</ul>");
+    $("result-body").innerHTML = lines.join("");
+    $("result").hidden = false;
+  }
+
+  function render(h) {
+    current = h;
+    drawSeats(h);
+    drawCentre(h);
+    drawMine(h);
+    drawClock(h);
+    drawResult(h);
+    signalTurn(h);
+    if (h.next_hand) offerNext(h.next_hand.id, h.next_hand.number, true);
+  }
+  async function refresh() {
+    const r = await api(`/api/hands/${T.hand}/`);
+    if (r.status !== 200) { $("centre").textContent = r.body.detail || String(r.status); return; }
+    render(r.body);
+    await catchUpLog();
+  }
+  async function catchUpLog() {
+    const r = await api(`/api/hands/${T.hand}/events`);
+    if (r.status === 200) logEvents(r.body.events);
+  }
+
+  // -- From hand to hand ----------------------------------------------------------------
+  const tableUrl = id => T.urls.table.replace("00000000-0000-0000-0000-000000000000", id);
+  function offerNext(id, number, follow) {
+    const next = $("next");
+    if (!next.hidden) return;
+    next.href = tableUrl(id);
+    next.textContent = fill(W.next_hand, {n: number});
+    next.hidden = false;
+    // The result stays on screen a few seconds, then the page follows the table.
+    if (follow && number === T.number + 1) setTimeout(() => { window.location = next.href; }, 6000);
+  }
+  async function followPartie() {
+    // The partie is over: at a soirée, the next partie of this table seats its people again.
+    $("closed").textContent = W.partie_over;
+    $("closed").hidden = false;
+    if (!T.soiree || T.your_seat === null) return;
+    for (let i = 0; i < 60; i++) {
+      const r = await api(`/api/soirees/${T.soiree}/my-table`);
+      const table = r.status === 200 ? r.body.table : null;
+      if (table && table.current_hand && table.current_hand.id !== T.hand && table.partie !== (current && current.partie)) {
+        const next = $("next");
+        next.href = tableUrl(table.current_hand.id);
+        next.textContent = W.next_partie;
+        next.hidden = false;
+        setTimeout(() => { window.location = next.href; }, 6000);
+        return;
+      }
+      await new Promise(ok => setTimeout(ok, 3000));
+    }
+  }
+  function framed(f) {
+    if (f.kind === "hand" && f.hand === T.hand) {
+      if (!current || f.seq > current.seq) render(f);
+      if (f.event) logEvents([f.event]);
+    } else if (f.kind === "hand" && f.number > T.number) {
+      offerNext(f.hand, f.number, current && current.status === "over");
+    } else if (f.kind === "partie" && f.partie_status === "over") {
+      followPartie();
+    }
+  }
+  // -- Leaving the table, and coming back ------------------------------------------------
+  const mySeat = T.seats.find(s => s.number === T.your_seat);
+  function showAway(away) { $("away").hidden = !away; if ($("leave")) $("leave").hidden = away; }
+  async function setAway(away) {
+    const r = await api(`/api/parties/${T.partie}/away`, {method: "POST", body: JSON.stringify({away})});
+    if (r.status !== 200) { $("error").textContent = fill(W.refused, {detail: r.body.detail || r.status}); return false; }
+    showAway(r.body.away);
+    return true;
+  }
+  if (mySeat) {
+    showAway(mySeat.away);
+    $("leave").onclick = async () => { if (await setAway(true)) window.location = T.urls.lobby; };
+    $("back").onclick = () => setAway(false);
+  }
+  refresh().then(() => { window.live = liveSocket(T.live_path, framed); });
+  window.tablePage = {current: () => current};
+})();

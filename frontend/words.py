@@ -1,0 +1,137 @@
+"""The words of the table page: cards, combinations, moves and the log, from the message
+catalogues (French first), handed to the page's script as one JSON object.
+
+Placeholders are ``{name}``-style, filled in by the script. French needs the article with the
+rank ("la dame de cœur", "l'as de pique"), so a card is named either bare ("sept de trèfle",
+a button's name) or with its article ("le sept de trèfle", in a sentence).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils.translation import gettext as _
+from django.utils.translation import pgettext
+
+
+def table_words() -> dict[str, Any]:
+    return {
+        "rank": {
+            "A": pgettext("card rank", "ace"), "2": pgettext("card rank", "two"),
+            "3": pgettext("card rank", "three"), "4": pgettext("card rank", "four"),
+            "5": pgettext("card rank", "five"), "6": pgettext("card rank", "six"),
+            "7": pgettext("card rank", "seven"), "8": pgettext("card rank", "eight"),
+            "9": pgettext("card rank", "nine"), "T": pgettext("card rank", "ten"),
+            "J": pgettext("card rank", "jack"), "Q": pgettext("card rank", "queen"),
+            "K": pgettext("card rank", "king"),
+        },
+        "the_rank": {
+            "A": _("the ace"), "2": _("the two"), "3": _("the three"), "4": _("the four"),
+            "5": _("the five"), "6": _("the six"), "7": _("the seven"), "8": _("the eight"),
+            "9": _("the nine"), "T": _("the ten"), "J": _("the jack"), "Q": _("the queen"),
+            "K": _("the king"),
+        },
+        "ranks_plural": {
+            "A": _("aces"), "2": _("twos"), "3": _("threes"), "4": _("fours"), "5": _("fives"),
+            "6": _("sixes"), "7": _("sevens"), "8": _("eights"), "9": _("nines"),
+            "T": _("tens"), "J": _("jacks"), "Q": _("queens"), "K": _("kings"),
+        },
+        "suit": {"C": _("clubs"), "D": _("diamonds"), "H": _("hearts"), "S": _("spades")},
+        "card": _("{rank} of {suit}"),
+        "combination": {
+            "tricon": _("a tricon of {ranks}"),
+            "sequence": _("a sequence, {the_rank} high"),
+            "point": _("a point in {suit}"),
+        },
+        "button": {
+            "open": _("open with {suit}"),
+            "comet": _("play the Comet"),
+            "keep_comet": _("keep the Comet"),
+            "announce": _("announce"),
+        },
+        "prompt": {
+            "open": _("Your turn: open a run, with the lowest card of a suit."),
+            "play": _("Your turn: play the next card of the run."),
+            "comet": _("The Comet may be played here."),
+            "offer": _("Your turn: choose the card to offer to {name}."),
+            "give_back": _("{name} offers you a card: choose one of your three cards to give "
+                           "back."),
+            "announce": _("You hold a combination: announce it."),
+            "return": _("Choose the card to put under the talon."),
+            "forced": _("Your only move, played for you in a moment: {move}."),
+            "wait": _("Waiting for {names}."),
+            "wait_comet": _("Waiting for the Comet's holder."),
+            "watching": _("You are watching this table."),
+        },
+        "log": {
+            "hand_started": _("Hand {number}: {name} deals."),
+            "open": _("{name} opens with {card}."),
+            "play": _("{name} plays {card}."),
+            "comet": _("{name} plays the Comet for {card}."),
+            "keep_comet": _("{name} keeps the Comet."),
+            "keep_comet_hidden": _("The Comet is not played."),
+            "stop_king": _("The run stops at the king."),
+            "stop_gap": _("The run stops at the diamond gap."),
+            "stop_played": _("The run stops: {card} has already been played."),
+            "out": _("{name} goes out."),
+            "offer": _("{name} offers {card} to {to}."),
+            "offer_hidden": _("{name} offers a card to {to}."),
+            "give_back": _("{name} gives {card} back to {to}."),
+            "give_back_hidden": _("{name} gives a card back to {to}."),
+            "draw": _("{name} takes {card} from the talon."),
+            "draw_hidden": _("{name} takes a card from the talon."),
+            "return": _("{name} puts {card} under the talon."),
+            "return_hidden": _("{name} puts a card under the talon."),
+            "announce": _("{name} announces."),
+            "showdown": _("{name} wins with {combination}."),
+            "void": _("Void round: nobody holds a combination; the pot stays."),
+            "pay": _("{from} pays {amount} to {to} ({reason})."),
+            "takes_pot": _("{to} takes the pot ({amount})."),
+            "pay_short": _("{from} pays {amount} to {to} ({reason}), {short} short."),
+            "timeout": _("(time-out)"),
+        },
+        "reason": {
+            "ante": _("ante"), "per_card": _("cards left"), "comet": _("the Comet"),
+            "pot": _("the pot"), "tricon": _("tricon"), "sequence": _("sequence"),
+            "point": _("point"),
+        },
+        "phase": {
+            "not_started": _("not started"), "open": _("opening"), "run": _("run"),
+            "blocked": _("run blocked"), "stopping": _("run stopped"),
+            "ending": _("going out"), "over": _("over"), "antes": _("antes"),
+            "exchange": _("exchange between players"), "talon": _("exchange with the talon"),
+            "void": _("void round"), "showdown": _("showdown"),
+        },
+        "the_pot": _("the pot"),
+        "you": _("you"),
+        "seat": _("seat {n}"),
+        "bot": _("bot"),
+        "bot_name": _("Bot {n}"),
+        "dealer": _("dealer"),
+        "banker": _("banker"),
+        "chips": _("{n} chips"),
+        "cards": _("{n} cards"),
+        "to_act": _("to play"),
+        "your_turn": _("Your turn"),
+        "seconds_left": _("{n} seconds left"),
+        "deadline": _("until {time}"),
+        "comet_for": _("the Comet for {card}"),
+        "waiting_card": _("Next card: {card}"),
+        "gap": _("The diamond gap: only the Comet goes past the seven of diamonds."),
+        "runs": _("Runs on the table"),
+        "no_run": _("No card played yet."),
+        "comet_payment": _("Comet payment: {n}"),
+        "pot": _("Pot: {n}"),
+        "talon": _("Talon: {n} cards"),
+        "turn": _("Turn {n}"),
+        "offer_pending": _("{name} has offered a card to {to}."),
+        "result_winner": _("{name} wins the hand."),
+        "result_void": _("Nobody wins this round."),
+        "result_cards_left": _("{n} cards left"),
+        "result_net": _("{name}: {net}"),
+        "next_hand": _("Next hand ({n}) →"),
+        "next_partie": _("Your next partie at this table →"),
+        "partie_over": _("The partie is over."),
+        "refused": _("Refused: {detail}"),
+        "reload": _("Somebody played first: the table has been brought up to date."),
+    }

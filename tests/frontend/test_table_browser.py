@@ -1,0 +1,318 @@
+"""The card table in a real browser: a person plays whole hands by clicking and by keyboard,
+against bots, on a 30 s clock, in French and in English, on a desktop and on a 390 px phone.
+Screenshots of each step are kept in the test's folder (and in /tmp/shots for a look)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import time
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.utils import timezone
+from playwright.sync_api import Page
+
+from games.engine.deal import commitment, deal_from_seed
+from games.engine.registry import get_game
+from games.models import Hand
+from games.services import casual_table_create
+
+from .conftest import shot, wait_for_js
+
+pytestmark = [pytest.mark.postgres, pytest.mark.browser]
+
+PASSWORD = "pw-for-tests"
+
+
+
+
+CARD = re.compile(r'"([A2-9TJQK][CDHS])"')
+SHOWN = {"showdown", "void", "over"}
+
+
+def _listen(page: Page) -> list[dict[str, Any]]:
+    """Every JSON answer of the API and every live frame the page receives, as they come."""
+    received: list[dict[str, Any]] = []
+
+    def answer(response: Any) -> None:
+        if "/api/" in response.url and response.request.method in ("GET", "POST"):
+            # A redirect or an empty answer has no body to hold a card.
+            with contextlib.suppress(Exception):
+                received.append(response.json())
+
+    page.on("response", answer)
+    page.on("websocket", lambda ws: ws.on(
+        "framereceived", lambda payload: received.append(json.loads(payload))))
+    return received
+
+
+def _before_the_showdown(payload: dict[str, Any]) -> bool:
+    """A hand's view, frame or events, taken while every hand was still hidden."""
+    if "events" in payload:
+        return not payload["over"] and not any(e["type"] in SHOWN for e in payload["events"])
+    view = payload.get("view")
+    return isinstance(view, dict) and view.get("phase") not in SHOWN | {None}
+
+
+def _hidden_cards_seen(received: list[dict[str, Any]], may_see: set[str]) -> set[str]:
+    """Cards in what the page received before the showdown that its viewer may not see."""
+    return {card for payload in received if _before_the_showdown(payload)
+            for card in CARD.findall(json.dumps(payload))} - may_see
+
+
+def _without_public_names(payload: dict[str, Any]) -> dict[str, Any]:
+    """A Comet payload without the cards the rules make public while someone holds them: the
+    run's next card, and the card the Comet stood for (RULES.md §2; README's rules notes)."""
+    payload = json.loads(json.dumps(payload))
+    view = payload.get("view") or {}
+    view.pop("run", None)
+    events = payload.get("events", []) + ([payload["event"]] if payload.get("event") else [])
+    for entry in view.get("played", []) + events:
+        entry.pop("stands_for", None)
+    return payload
+
+
+def _seed_where_seat_holds(game: str, seats: int, seat: int, card: str) -> str:
+    """The first seed, in a fixed order, whose deal gives ``card`` to ``seat``: the hand is
+    chosen, not lucky."""
+    engine = get_game(game)
+    names = [{"seat": s, "player": f"p{s}"} for s in range(seats)]
+    for i in range(1000):
+        seed = f"{i:064x}"
+        deck, dealer = deal_from_seed(game, seed, seats)
+        opening = engine.begin(deck=deck, dealer=dealer, seats=names,
+                               options=engine.normalise_options({}),
+                               chips_before={str(s): 100 for s in range(seats)}, pot_before=0,
+                               commitment=commitment(seed), comet_payment_due=1)
+        state = engine.replay(deck, opening)
+        if card in engine.view(state, seat)["hand"]:
+            return seed
+    raise AssertionError(f"no seed gives {card} to seat {seat}")
+
+
+def _sign_in(page: Page, server: Any, path: str, username: str) -> list[str]:
+    """Sign in and open ``path``; returns the list the page's script errors are added to."""
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(f"{error}\n{error.stack}"))
+    page.goto(f"{server.url}/accounts/login/?next={path}")
+    page.fill("#id_username", username)
+    page.fill("#id_password", PASSWORD)
+    page.click("button[type=submit]")
+    return errors
+
+
+def _play_out(page: Page, prefer: str = "", keyboard: bool = False) -> list[str]:
+    """Click (or Tab and Enter) a legal card or move until the hand is over; returns what was
+    clicked. ``prefer``: the accessible name of a button to click whenever it is offered."""
+    clicked: list[str] = []
+    end = time.monotonic() + 120
+    while page.evaluate("window.tablePage.current().status") != "over":
+        assert time.monotonic() < end, "the hand did not end"
+        enabled = page.locator("#hand button:not([disabled]), #actions button")
+        if enabled.count() == 0:
+            page.wait_for_timeout(100)
+            continue
+        seq = page.evaluate("window.tablePage.current().seq")
+        chosen = page.get_by_role("button", name=prefer, exact=True) if prefer else None
+        target = chosen.first if chosen is not None and chosen.count() else enabled.first
+        name = target.evaluate("b => (b.querySelector('.sr-only') || b).textContent")
+        if keyboard:
+            # Tab through the page to a card or move that can be played, then Enter.
+            for _ in range(60):
+                page.keyboard.press("Tab")
+                if page.evaluate("document.activeElement.matches("
+                                 "'#hand button:not([disabled]), #actions button')"):
+                    break
+            name = page.evaluate("(document.activeElement.querySelector('.sr-only')"
+                                 " || document.activeElement).textContent")
+            page.keyboard.press("Enter")
+        else:
+            target.click()
+        clicked.append(name)
+        try:
+            wait_for_js(page, f"window.tablePage.current().seq > {seq} || "
+                               f"document.getElementById('error').textContent !== ''")
+        except AssertionError:
+            page.screenshot(path="/tmp/shots/stuck.png", full_page=True)
+            raise AssertionError((clicked, page.evaluate(
+                "JSON.stringify(window.tablePage.current())"))) from None
+        assert page.locator("#error").inner_text() == "", clicked
+    return clicked
+
+
+@pytest.mark.parametrize("live_server_process", ["embedded"], indirect=True)
+def test_a_person_plays_a_comet_hand_by_clicking_and_plays_the_comet(
+        live_server_process: Any, page: Page, django_user_model: Any, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    alice = django_user_model.objects.create_user("alice", password=PASSWORD)
+    seed = _seed_where_seat_holds("comet", 3, 0, "9D")
+    monkeypatch.setattr("games.services.parties.new_seed", lambda: seed)
+    partie = casual_table_create(creator=alice, game="comet", players=[alice],
+                                 bots=["heuristic", "heuristic"], at=timezone.now(),
+                                 move_timeout=timedelta(seconds=30),
+                                 forced_move_delay=timedelta(0), comet_window=timedelta(0),
+                                 pause_between_hands=timedelta(minutes=10))
+    hand = Hand.objects.get(partie=partie)
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.context.set_extra_http_headers({"Accept-Language": "en"})
+    errors = _sign_in(page, live_server_process, f"/hands/{hand.pk}/", "alice")
+    wait_for_js(page, "window.tablePage && window.tablePage.current() !== null")
+    shot(page, tmp_path, "comet-1-start-en")
+
+    # Every card is a button named in words; the others' seats have names and counts.
+    names = page.locator("#hand button").evaluate_all(
+        "bs => bs.map(b => b.querySelector('.sr-only').textContent)")
+    assert page.get_by_role("button", name="nine of diamonds", exact=True).count() == 1
+    assert all(" of " in n for n in names)
+    assert page.locator("#seats li").count() == 3
+    assert page.locator("#seats").inner_text().count("cards") == 3
+    assert page.locator("#countdown").inner_text().endswith(" s")
+
+    received = _listen(page)
+    clicked = _play_out(page, prefer="play the Comet")
+
+    shot(page, tmp_path, "comet-2-over-en")
+    assert "play the Comet" in clicked
+    log = page.locator("#log").inner_text()
+    assert "alice (you) plays the Comet for" in log
+    assert page.locator("#result").is_visible()
+    assert "wins the hand" in page.locator("#result").inner_text()
+    assert page.get_by_role("link", name="Audit this hand").is_visible()
+    assert errors == []
+    # Hidden information: the cards the others still held at the end were never in anything
+    # the page received before it, but as the public name of a run's next card.
+    final = page.evaluate("window.tablePage.current().view.hands")
+    kept = {card for seat, cards in final.items() if seat != "0" for card in cards}
+    early = [_without_public_names(p) for p in received
+             if p.get("status") == "playing" or p.get("over") is False]
+    assert len(early) > 5 and kept
+    assert not kept & {c for p in early for c in CARD.findall(json.dumps(p))}
+
+
+@pytest.mark.parametrize("live_server_process", ["embedded"], indirect=True)
+def test_a_person_plays_a_ma_commere_round_by_keyboard_on_a_phone(
+        live_server_process: Any, page: Page, django_user_model: Any, tmp_path: Path) -> None:
+    bruno = django_user_model.objects.create_user("bruno", password=PASSWORD)
+    partie = casual_table_create(creator=bruno, game="commere", players=[bruno],
+                                 bots=["heuristic"] * 3, at=timezone.now(),
+                                 options={"compulsory_announce": False},
+                                 move_timeout=timedelta(seconds=30),
+                                 forced_move_delay=timedelta(0), comet_window=timedelta(0),
+                                 pause_between_hands=timedelta(minutes=10))
+    hand = Hand.objects.get(partie=partie)
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.context.set_extra_http_headers({"Accept-Language": "fr-FR,fr"})
+    received = _listen(page)
+    errors = _sign_in(page, live_server_process, f"/hands/{hand.pk}/", "bruno")
+    wait_for_js(page, "window.tablePage && window.tablePage.current() !== null")
+    shot(page, tmp_path, "commere-1-phone-fr")
+    # In French: the headings, and the cards named in words ("dame de cœur").
+    assert page.evaluate("document.documentElement.lang") == "fr"
+    assert page.get_by_role("heading", name="Ce qui s’est passé").is_visible()
+    names = page.locator("#hand button .sr-only").all_inner_texts()
+    assert len(names) == 3 and all(" de " in n for n in names), names
+
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    _play_out(page, keyboard=True)
+
+    shot(page, tmp_path, "commere-2-over-phone-fr")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    assert page.locator("#result").is_visible()
+    assert page.locator("#log li").count() > 3
+    assert errors == []
+    # Hidden information: before the showdown, no card but those his own hand ever held
+    # reached the page, in any answer or live frame.
+    own = {card for payload in received if isinstance(payload.get("view"), dict)
+           for card in payload["view"].get("hand") or []}
+    assert len(received) > 10 and len(own) >= 3
+    assert _hidden_cards_seen(received, own) == set()
+
+
+@pytest.mark.parametrize("live_server_process", ["embedded"], indirect=True)
+def test_leaving_the_table_and_coming_back(
+        live_server_process: Any, page: Page, django_user_model: Any, tmp_path: Path) -> None:
+    chloe = django_user_model.objects.create_user("chloe", password=PASSWORD)
+    partie = casual_table_create(creator=chloe, game="comet", players=[chloe],
+                                 bots=["heuristic"], at=timezone.now(),
+                                 move_timeout=timedelta(seconds=30),
+                                 forced_move_delay=timedelta(0), comet_window=timedelta(0))
+    hand = Hand.objects.get(partie=partie)
+    errors = _sign_in(page, live_server_process, f"/hands/{hand.pk}/", "chloe")
+    wait_for_js(page, "window.tablePage && window.tablePage.current() !== null")
+
+    page.locator("#leave").click()
+    page.wait_for_url(f"{live_server_process.url}/")
+    assert partie.seats.get(player=chloe).away is True
+    page.goto(f"{live_server_process.url}/hands/{hand.pk}/")
+    wait_for_js(page, "window.tablePage && window.tablePage.current() !== null")
+    assert page.locator("#away").is_visible() and not page.locator("#leave").is_visible()
+    shot(page, tmp_path, "comet-away")
+    page.locator("#back").click()
+    wait_for_js(page, "document.getElementById('away').hidden")
+
+    assert partie.seats.get(player=chloe).away is False
+    assert errors == []
+
+
+@pytest.mark.parametrize("live_server_process", ["embedded"], indirect=True)
+def test_a_spectator_watches_a_table_live_and_sees_no_hidden_card(
+        live_server_process: Any, page: Page, django_user_model: Any, tmp_path: Path) -> None:
+    staff = django_user_model.objects.create_user("sophie", password=PASSWORD, is_staff=True)
+    partie = casual_table_create(creator=staff, game="commere", players=[],
+                                 bots=["heuristic"] * 4, at=timezone.now(),
+                                 options={"rounds": 6}, pause_between_hands=timedelta(seconds=1))
+    first = Hand.objects.get(partie=partie)
+    received = _listen(page)
+    errors = _sign_in(page, live_server_process, f"/hands/{first.pk}/", "sophie")
+    wait_for_js(page, "window.tablePage && window.tablePage.current() !== null")
+
+    # The page follows the table from hand to hand, live.
+    page.wait_for_url(re.compile(r".*/hands/(?!" + str(first.pk) + r")[0-9a-f-]+/$"),
+                      timeout=20_000)
+    wait_for_js(page, "window.tablePage && window.tablePage.current() !== null")
+    shot(page, tmp_path, "commere-spectator")
+
+    assert not page.locator("#mine").is_visible()  # a spectator has no hand
+    assert "Bot 1" in page.locator("#seats").inner_text()
+    frames = [p for p in received if p.get("kind") == "hand"]
+    assert len(frames) > 5
+    assert _hidden_cards_seen(received, set()) == set()
+    assert errors == []
+
+
+AXE = Path(__file__).parent / "vendor" / "axe.min.js"  # axe-core 4.14.1, from the npm registry
+
+
+def _serious_violations(page: Page) -> list[str]:
+    page.add_script_tag(path=str(AXE))
+    found = page.evaluate("axe.run(document).then(r => r.violations.filter("
+                          "v => v.impact === 'serious' || v.impact === 'critical').map("
+                          "v => v.id + ': ' + v.nodes.map(n => n.target.join(' ')).join(', ')))")
+    return list(found)
+
+
+@pytest.mark.parametrize("live_server_process", ["embedded"], indirect=True)
+def test_the_lobby_and_the_table_have_no_serious_accessibility_violation(
+        live_server_process: Any, browser: Any, django_user_model: Any) -> None:
+    denis = django_user_model.objects.create_user("denis", password=PASSWORD)
+    partie = casual_table_create(creator=denis, game="comet", players=[denis],
+                                 bots=["heuristic", "heuristic"], at=timezone.now(),
+                                 move_timeout=timedelta(seconds=30))
+    hand = Hand.objects.get(partie=partie)
+    # axe is injected as a script of the test's: the pages' CSP would refuse it.
+    context = browser.new_context(bypass_csp=True)
+    page = context.new_page()
+    _sign_in(page, live_server_process, "/", "denis")
+    page.wait_for_url(f"{live_server_process.url}/")
+
+    lobby = _serious_violations(page)
+    page.goto(f"{live_server_process.url}/hands/{hand.pk}/")
+    wait_for_js(page, "window.tablePage && window.tablePage.current() !== null")
+    table = _serious_violations(page)
+    context.close()
+
+    assert lobby == [] and table == [], (lobby, table)
