@@ -106,7 +106,6 @@ def table_words() -> dict[str, Any]:
         "you": _("you"),
         "seat": _("seat {n}"),
         "bot": _("bot"),
-        "bot_name": _("Bot {n}"),
         "dealer": _("dealer"),
         "banker": _("banker"),
         "chips": _("{n} chips"),

@@ -110,7 +110,9 @@ class Account(models.Model):
         help_text="The player, for a wallet; empty for pots and banks.",
     )
     ref = models.CharField(
-        max_length=100, blank=True, help_text="What a pot belongs to, e.g. 'partie:12'."
+        max_length=100,
+        blank=True,
+        help_text="What a pot belongs to, e.g. 'partie:12'; for a bot's wallet, its table.",
     )
     name = models.CharField(max_length=200)
     # Moved by ledger.services in the transaction that writes the postings; PostgreSQL refuses
@@ -145,10 +147,12 @@ class Account(models.Model):
                 condition=Q(kind=AccountKind.BANK),
                 name="ledger_account_one_bank_per_club",
             ),
+            # A person has one wallet per club (ref ""); a bot has one per table it sits at
+            # (ref "partie:<id>"), so that two tables never share a bot's chips.
             models.UniqueConstraint(
-                fields=["club_key", "owner"],
+                fields=["club_key", "owner", "ref"],
                 condition=Q(kind=AccountKind.WALLET),
-                name="ledger_account_one_wallet_per_player_and_club",
+                name="ledger_account_one_wallet_per_player_club_and_ref",
             ),
             models.UniqueConstraint(
                 fields=["club_key", "ref"],

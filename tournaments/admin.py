@@ -162,9 +162,8 @@ class PlayerMembershipInline(admin.TabularInline):
 
 
 class PlayerKindFilter(admin.SimpleListFilter):
-    """People by default; the users bots play as (one per partie and seat: a wallet is never
-    shared by two tables, games.services.chips.bot_user) only when asked for, since a demo
-    soirée or a bot partie seats dozens of them. A bot is a user who has sat as one."""
+    """People by default; the users bots play as (games.services.chips.BOT_PLAYERS) only when
+    asked for. A bot is a user who has sat as one."""
 
     title = "kind"
     parameter_name = "kind"

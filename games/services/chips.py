@@ -22,19 +22,31 @@ from ledger.services import EntryRequest
 POT_REF_PREFIX = "partie:"
 
 
-def bot_user(name: str, index: int, table: str) -> AbstractBaseUser:
-    """The user a bot plays as: one per partie and seat, since a wallet must never be shared
-    by two tables playing at once (no password: nobody can sign in as a bot)."""
-    username = f"bot-{name}-{table}-{index + 1}"
-    user, created = get_user_model().objects.get_or_create(username=username)
+#: The club's bots: a few players of the century of Comet and Ma commère, the same users at
+#: every table (at most 12 seats: a table seats each at most once).
+BOT_PLAYERS = ("Voltaire", "Diderot", "Rousseau", "Montesquieu", "Condorcet", "Buffon",
+               "Marivaux", "Beaumarchais", "Casanova", "Châtelet", "Deffand", "Lespinasse")
+
+
+def bot_user(index: int) -> AbstractBaseUser:
+    """The user the ``index``-th bot of a table plays as (no password: nobody signs in as a
+    bot). Its chips at each table are a wallet of that table's (``bot_wallet_ref``)."""
+    user, created = get_user_model().objects.get_or_create(username=BOT_PLAYERS[index])
     if created:
         user.set_unusable_password()
         user.save(update_fields=["password"])
     return user
 
 
-def wallet(partie: Partie, player: Any) -> Account:
-    return ledger.wallet_get_or_create(club_key=partie.club_key, owner=player)
+def bot_wallet_ref(partie: Partie) -> str:
+    return f"{POT_REF_PREFIX}{partie.pk}"
+
+
+def seat_wallet(partie: Partie, seat: Seat) -> Account:
+    """The account a seat plays from: a person's club wallet, or the bot's wallet of this
+    table."""
+    ref = bot_wallet_ref(partie) if seat.bot else ""
+    return ledger.wallet_get_or_create(club_key=partie.club_key, owner=seat.player, ref=ref)
 
 
 def casual_welcome_chips() -> int:
@@ -73,7 +85,7 @@ class Accounts:
         key = str(side)
         if key not in self._found:
             self._found[key] = (pot(self.partie) if key == "pot"
-                                else wallet(self.partie, self.seats[int(key)].player))
+                                else seat_wallet(self.partie, self.seats[int(key)]))
         return self._found[key]
 
     def balances(self) -> dict[str, int]:
@@ -95,7 +107,7 @@ def pot_balance(*, partie: Partie) -> int:
 
 
 def buy_in(*, partie: Partie, seat: Seat, amount: int) -> None:
-    ledger.buy_in(wallet=wallet(partie, seat.player), amount=amount,
+    ledger.buy_in(wallet=seat_wallet(partie, seat), amount=amount,
                   source=f"partie:{partie.pk}/buy-in",
                   idempotency_key=f"partie:{partie.pk}:buy-in:{seat.number}",
                   memo=f"Buy-in at {partie.table_label}")
@@ -144,7 +156,7 @@ def share_pot(*, partie: Partie, seats: Sequence[Seat], last_banker: int) -> Non
     for k in range(rest):
         gains[(last_banker + 1 + k) % n] += 1
     postings = [(the_pot, -amount)] + [
-        (wallet(partie, s.player), gains[s.number]) for s in seats if gains[s.number]
+        (seat_wallet(partie, s), gains[s.number]) for s in seats if gains[s.number]
     ]
     # Stamped by the ledger's clock like every hand payment, not by the service's time: the
     # ledger refuses an entry dated before its accounts' last posting (BackdatedEntry).

@@ -111,8 +111,7 @@ def seat_and_deal(*, partie: Partie, players: Sequence[AbstractBaseUser], bots: 
                   bot_stake: int | None = None) -> None:
     """Seat the people, then the bots, in the partie's transaction; issue the buy-in (to the
     bots only, or to everyone: a bot gets ``bot_stake`` if given) and deal the first hand."""
-    seated = list(players) + [chips.bot_user(name, i, partie.pk.hex[:8])
-                              for i, name in enumerate(bots)]
+    seated = list(players) + [chips.bot_user(i) for i in range(len(bots))]
     for number, user in enumerate(seated):
         Seat.objects.create(partie=partie, number=number, player=user,
                             bot=bots[number - len(players)] if number >= len(players) else "")

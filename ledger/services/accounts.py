@@ -19,14 +19,17 @@ def bank_get_or_create(*, club_key: str) -> Account:
     return account
 
 
-def wallet_get_or_create(*, club_key: str, owner: User) -> Account:
-    """A player's chip wallet in a club (one per player and club)."""
+def wallet_get_or_create(*, club_key: str, owner: User, ref: str = "") -> Account:
+    """A player's chip wallet in a club: one per person and club; a bot's, one per table it
+    sits at (``ref``, e.g. "partie:12"), so that its tables never share chips."""
     _check_club_key(club_key)
+    name = f"{owner.get_username()} @ {club_key}" + (f" ({ref})" if ref else "")
     account, _ = Account.objects.get_or_create(
         kind=AccountKind.WALLET,
         club_key=club_key,
         owner=owner,
-        defaults={"name": f"{owner.get_username()} @ {club_key}"},
+        ref=ref,
+        defaults={"name": name},
     )
     return account
 

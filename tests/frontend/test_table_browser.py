@@ -277,7 +277,7 @@ def test_a_spectator_watches_a_table_live_and_sees_no_hidden_card(
     shot(page, tmp_path, "commere-spectator")
 
     assert not page.locator("#mine").is_visible()  # a spectator has no hand
-    assert "Bot 1" in page.locator("#seats").inner_text()
+    assert "Voltaire" in page.locator("#seats").inner_text()  # the club's named bots
     frames = [p for p in received if p.get("kind") == "hand"]
     assert len(frames) > 5
     assert _hidden_cards_seen(received, set()) == set()

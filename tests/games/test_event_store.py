@@ -350,7 +350,7 @@ def test_a_ledger_entry_without_its_payment_event_is_reported(finished_hand):
     partie = finished_hand.partie
     seat = partie.seats.get(number=0)
     key = f"hand:{finished_hand.pk}:999"
-    ledger.transfer(payer=chips.wallet(partie, seat.player), payee=chips.pot(partie), amount=1,
+    ledger.transfer(payer=chips.seat_wallet(partie, seat), payee=chips.pot(partie), amount=1,
                     memo="smuggled", source=f"hand:{finished_hand.pk}/event:999",
                     idempotency_key=key)
 

@@ -172,7 +172,7 @@ def test_partie_start_seats_people_then_bots_buys_them_in_and_deals(people):
     assert hand.commitment == started["commitment"]
     antes = [e for e in _events(hand) if e["type"] == "pay" and e["reason"] == "ante"]
     assert [e["from"] for e in antes] == [(hand.dealer + 1 + k) % 4 for k in range(4)]
-    assert all(chips.wallet(partie, s.player).balance == 38 for s in seats)
+    assert all(chips.seat_wallet(partie, s).balance == 38 for s in seats)
     assert chips.pot_balance(partie=partie) == 8
 
 

@@ -63,8 +63,12 @@ def _assert_books_and_standings(soiree: Soiree) -> None:
     hand record verifies and the books balance."""
     settle = ledger_selectors.settlement(club_key=soiree.club.slug, since=soiree.opened_at,
                                          until=soiree.closed_at + timedelta(seconds=1))
-    ledger_nets = {n.account.owner.get_username(): n.net for n in settle.nets
-                   if n.account.owner_id}
+    ledger_nets: dict[str, int] = {}
+    for n in settle.nets:  # a bot has a wallet at each table it sat at
+        if n.account.owner_id:
+            name = n.account.owner.get_username()
+            ledger_nets[name] = ledger_nets.get(name, 0) + n.net
+    ledger_nets = {name: net for name, net in ledger_nets.items() if net}
     assert [n for n in settle.nets if not n.account.owner_id] == [], "a pot was not shared out"
     assert ledger_nets, "no chips changed hands all evening"
     standings = {row["player"]: row["net"] for row in soiree.standings["players"]}
@@ -72,11 +76,13 @@ def _assert_books_and_standings(soiree: Soiree) -> None:
     assert sum(standings.values()) == 0
     stored = {row["player"]: row["net"] for row in soiree.settlement["nets"]}
     assert stored == ledger_nets
-    # Every player's wallet holds his buy-in plus his net for the evening.
+    # Every player's wallets hold his buy-ins plus his net for the evening: a person's one
+    # wallet his check-in's, a bot's wallet at each table the buy-in it was staked there.
     for row in soiree.standings["players"]:
-        wallet = Account.objects.get(club_key=soiree.club.slug, kind="wallet",
-                                     owner__username=row["player"])
-        assert wallet.balance == soiree.buy_in + row["net"], row
+        wallets = Account.objects.filter(club_key=soiree.club.slug, kind="wallet",
+                                         owner__username=row["player"])
+        held = sum(w.balance for w in wallets)
+        assert held == soiree.buy_in * len(wallets) + row["net"], row
     call_command("verify_hands", "--quiet")
     call_command("check_books")
 

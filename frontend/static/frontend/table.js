@@ -15,8 +15,7 @@
   const RANK_ORDER = T.game === "comet" ? "A23456789TJQK" : "23456789TJQKA";
   const COMET = "9D";
   const names = {};
-  // A bot is named by its seat: its user name is the service's bookkeeping.
-  const seatName = s => (s.bot ? fill(W.bot_name, {n: s.number + 1}) : s.name);
+  const seatName = s => s.name;  // a bot too: the club's bots are named players
   T.seats.forEach(s => { names[s.number] = seatName(s); });
   const baseTitle = document.title;
   let current = null;
