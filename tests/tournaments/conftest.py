@@ -326,3 +326,14 @@ def celery_rig(transactional_db: None, test_database_url: str, worker_id: str, s
         _point_app_at(old_broker)
         empty()
         lock.release()
+
+
+def nets_by_player(settle: Any) -> dict[str, int]:
+    """A ledger settlement's nets by player, not by account (a bot has a wallet at each table
+    it sat at); pots left out, and zero nets."""
+    nets: dict[str, int] = {}
+    for n in settle.nets:
+        if n.account.owner_id:
+            name = n.account.owner.get_username()
+            nets[name] = nets.get(name, 0) + n.net
+    return {name: net for name, net in nets.items() if net}

@@ -26,7 +26,7 @@ from tournaments import services
 from tournaments.models import Soiree, SoireeTable
 from tournaments.tasks import soiree_clock
 
-from .conftest import START, parse_at, soiree_parties, timeline
+from .conftest import START, nets_by_player, parse_at, soiree_parties, timeline
 
 pytestmark = pytest.mark.django_db
 
@@ -163,12 +163,7 @@ def test_at_the_closing_time_no_new_hand_is_dealt_and_the_hand_in_progress_finis
 def _assert_standings_match_the_ledger(soiree: Soiree) -> None:
     settle = ledger_selectors.settlement(club_key=soiree.club.slug, since=soiree.opened_at,
                                          until=soiree.closed_at + timedelta(seconds=1))
-    ledger_nets: dict[str, int] = {}
-    for n in settle.nets:  # a bot has a wallet at each table it sat at
-        if n.account.owner_id:
-            name = n.account.owner.get_username()
-            ledger_nets[name] = ledger_nets.get(name, 0) + n.net
-    ledger_nets = {name: net for name, net in ledger_nets.items() if net}
+    ledger_nets = nets_by_player(settle)
     assert all(n.account.owner_id for n in settle.nets), "a pot kept chips"
     standings = {row["player"]: row["net"] for row in soiree.standings["players"]}
     assert {p: n for p, n in standings.items() if n} == ledger_nets

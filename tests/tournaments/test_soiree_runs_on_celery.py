@@ -23,7 +23,14 @@ from ledger.models import Account
 from tournaments import services
 from tournaments.models import Soiree, SoireeTable
 
-from .conftest import CLOCK_SECONDS, playing_hands, soiree_parties, timeline, wait_for
+from .conftest import (
+    CLOCK_SECONDS,
+    nets_by_player,
+    playing_hands,
+    soiree_parties,
+    timeline,
+    wait_for,
+)
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis,
               pytest.mark.django_db(transaction=True)]
@@ -63,12 +70,7 @@ def _assert_books_and_standings(soiree: Soiree) -> None:
     hand record verifies and the books balance."""
     settle = ledger_selectors.settlement(club_key=soiree.club.slug, since=soiree.opened_at,
                                          until=soiree.closed_at + timedelta(seconds=1))
-    ledger_nets: dict[str, int] = {}
-    for n in settle.nets:  # a bot has a wallet at each table it sat at
-        if n.account.owner_id:
-            name = n.account.owner.get_username()
-            ledger_nets[name] = ledger_nets.get(name, 0) + n.net
-    ledger_nets = {name: net for name, net in ledger_nets.items() if net}
+    ledger_nets = nets_by_player(settle)
     assert [n for n in settle.nets if not n.account.owner_id] == [], "a pot was not shared out"
     assert ledger_nets, "no chips changed hands all evening"
     standings = {row["player"]: row["net"] for row in soiree.standings["players"]}
