@@ -73,6 +73,8 @@ EXPECTED: dict[tuple[str, str], dict[str, int]] = {
     ("GET", "/api/soirees/{soiree_id}/"): _VIEW,
     ("POST", "/api/soirees/{soiree_id}/register"): _REGISTER,
     ("POST", "/api/soirees/{soiree_id}/checkin"): _ORGANISER_400,
+    ("POST", "/api/soirees/{soiree_id}/rebuy"): _ORGANISER_400,
+    ("POST", "/api/soirees/{soiree_id}/cashout"): _ORGANISER_400,
     ("POST", "/api/soirees/{soiree_id}/open"): _ORGANISER_ONLY,
     ("POST", "/api/soirees/{soiree_id}/close"): _ORGANISER_ONLY,
     ("GET", "/api/soirees/{soiree_id}/tables"): _VIEW,

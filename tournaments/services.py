@@ -122,6 +122,54 @@ def checkin(*, soiree: Soiree, user: AbstractBaseUser, at: datetime) -> Registra
         return registration
 
 
+def _checked_in(soiree: Soiree, user: AbstractBaseUser, what: str) -> Any:
+    if soiree.status == Soiree.Status.CLOSED:
+        raise SoireeState(f"this soirée is closed: no {what} now")
+    if not Registration.objects.filter(soiree=soiree, user=user,
+                                       checked_in_at__isnull=False).exists():
+        raise SoireeError(f"{user.get_username()} is not checked in at this soirée: check him "
+                          f"in first")
+    return ledger.wallet_get_or_create(club_key=soiree.club.slug, owner=user)
+
+
+def rebuy(*, soiree: Soiree, user: AbstractBaseUser, request_id: Any,
+          amount: int | None = None) -> int:
+    """A recave: the club bank issues ``amount`` more chips (the buy-in by default) to a
+    checked-in player. ``request_id`` makes a repeated request (a double click) post once.
+    Returns the player's chips."""
+    with transaction.atomic():
+        wallet = _checked_in(soiree, user, "rebuy")
+        ledger.buy_in(wallet=wallet, amount=amount or soiree.buy_in,
+                      source=f"soiree:{soiree.pk}/rebuy",
+                      idempotency_key=f"soiree:{soiree.pk}:rebuy:{request_id}",
+                      memo=f"Rebuy at {soiree.name}")
+        wallet.refresh_from_db(fields=["balance"])
+        return int(wallet.balance)
+
+
+def cash_out(*, soiree: Soiree, user: AbstractBaseUser, request_id: Any,
+             amount: int | None = None) -> int:
+    """A player leaves the evening with ``amount`` of his chips (all of them by default),
+    returned to the club bank; not while he sits at a table in play, whose hands draw on his
+    wallet. Returns the chips he still holds."""
+    with transaction.atomic():
+        wallet = _checked_in(soiree, user, "cash-out")
+        playing = SoireeTable.objects.filter(
+            soiree=soiree, partie__status=Partie.Status.PLAYING,
+            partie__seats__player=user).exists()
+        if playing:
+            raise SoireeState(f"{user.get_username()} is seated at a table in play: he cashes "
+                              f"out once its partie is over")
+        if amount is not None and amount > wallet.balance:
+            raise SoireeError(f"{user.get_username()} holds {wallet.balance} chips, fewer "
+                              f"than {amount}")
+        ledger.cash_out(wallet=wallet, amount=amount, source=f"soiree:{soiree.pk}/cash-out",
+                        idempotency_key=f"soiree:{soiree.pk}:cash-out:{request_id}",
+                        memo=f"Cash-out at {soiree.name}")
+        wallet.refresh_from_db(fields=["balance"])
+        return int(wallet.balance)
+
+
 def _partie_options(soiree: Soiree) -> dict[str, Any]:
     options = dict(soiree.options)
     key = "deals" if soiree.game == "comet" else "rounds"

@@ -69,6 +69,18 @@ class CheckinSerializer(serializers.Serializer):
     player = serializers.CharField(max_length=150)
 
 
+class ChipsRequestSerializer(CheckinSerializer):
+    request_id = serializers.UUIDField(help_text="The same id again (a double click) posts once")
+    amount = serializers.IntegerField(min_value=1, max_value=1_000_000, required=False,
+                                      help_text="Rebuy: the buy-in by default; cash-out: all")
+
+
+class ChipsAnswerSerializer(serializers.Serializer):
+    soiree = serializers.IntegerField()
+    player = serializers.CharField()
+    chips = serializers.IntegerField(help_text="What the player holds now")
+
+
 # -- Answers, for the schema: the views answer plain dicts (selectors, services), and
 # tests/test_api_schema.py checks every answer against these shapes.
 
@@ -250,6 +262,35 @@ class SoireeCheckinView(APIView):
         return Response({"soiree": soiree.pk, "player": user.get_username(),
                          "checked_in_at": registration.checked_in_at},
                         status=status.HTTP_201_CREATED)
+
+
+class _ChipsView(APIView):
+    """An organiser's rebuy or cash-out for a checked-in player, through the ledger."""
+
+    service: Any = None
+
+    @extend_schema(request=ChipsRequestSerializer, responses={201: ChipsAnswerSerializer})
+    def post(self, request: Request, soiree_id: int) -> Response:
+        soiree = _soiree(soiree_id)
+        _organiser(request, soiree.club)
+        data = ChipsRequestSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        user = get_user_model().objects.filter(username=v["player"]).first()
+        if user is None:
+            raise serializers.ValidationError({"player": "no such player"})
+        chips = type(self).service(soiree=soiree, user=user, request_id=v["request_id"],
+                                   amount=v.get("amount"))
+        return Response({"soiree": soiree.pk, "player": user.get_username(), "chips": chips},
+                        status=status.HTTP_201_CREATED)
+
+
+class SoireeRebuyView(_ChipsView):
+    service = staticmethod(services.rebuy)
+
+
+class SoireeCashOutView(_ChipsView):
+    service = staticmethod(services.cash_out)
 
 
 class SoireeOpenView(APIView):
