@@ -408,3 +408,31 @@ def test_two_overlapping_soirees_sharing_a_player_settle_each_its_own_chips(
     both = [{n for t in _tables(s) for n in _seated(t.partie)} for s in (first, second)]
     assert alice.username in both[0] and alice.username in both[1]
     call_command("check_books")
+
+
+def test_the_results_sheet_holds_the_standings_the_settlement_and_every_hand_verified(
+        clock, club, members):
+    from tournaments import sheets
+
+    soiree = _soiree(club, bot_kind="heuristic", deals_per_partie=2,
+                     lasts=timedelta(seconds=20))
+    services.checkin(soiree=soiree, user=members(1)[0], at=timezone.now())
+    clock.move_to(OPENS - timedelta(seconds=1))
+    _beat(clock, until=lambda: _status(soiree) == Soiree.Status.CLOSED)
+    soiree.refresh_from_db()
+
+    standings = sheets.standings_csv(soiree).splitlines()
+    settlement = sheets.settlement_csv(soiree).splitlines()
+    hands = sheets.hands_of(soiree)
+    words = {k: k for k in ("standings", "settlement", "hands", "nothing", *sheets
+                            .STANDINGS_COLUMNS)} | {"pays": "{payer} pays {payee} {amount}"}
+    pdf = sheets.results_pdf(soiree, words=words)
+
+    assert standings[0] == "player,net,hands_won,hands,comets,tricons"
+    assert len(standings) == 1 + len(soiree.standings["players"]) > 1
+    assert {line.split(",")[0] for line in standings[1:]} == {
+        r["player"] for r in soiree.standings["players"]}
+    assert len(settlement) == 1 + len(soiree.settlement["transfers"])
+    assert len(hands) == _hands(soiree).count() > 0
+    assert all(h["ok"] and len(h["digest"]) == 64 for h in hands)
+    assert pdf.startswith(b"%PDF") and len(pdf) > 1000

@@ -1,0 +1,101 @@
+"""A soirée's results to print and to keep: its standings, its settlement and its hands with
+their verification digests, as CSV and as a PDF (fpdf2, pure Python: a fresh machine with only
+Python makes it)."""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+from django.utils import timezone
+from fpdf import FPDF
+
+from games import selectors as game_selectors
+from games.models import Hand
+
+from .models import Soiree
+
+STANDINGS_COLUMNS = ("player", "net", "hands_won", "hands", "comets", "tricons")
+
+
+def hands_of(soiree: Soiree) -> list[dict[str, Any]]:
+    """Every finished hand of the evening, table by table, with its verification digest."""
+    hands = (Hand.objects.filter(partie__soiree_table__soiree=soiree, status=Hand.Status.OVER)
+             .select_related("partie", "partie__soiree_table", "secret")
+             .prefetch_related("partie__seats")
+             .order_by("partie__soiree_table__number", "partie__soiree_table__round", "number"))
+    out = []
+    for hand in hands:
+        checked = game_selectors.hand_verification(hand=hand)
+        table = hand.partie.soiree_table
+        out.append({"table": table.number, "partie": table.round, "hand": hand.number,
+                    "id": str(hand.pk), "ok": checked["ok"], "digest": checked["digest"]})
+    return out
+
+
+def standings_csv(soiree: Soiree) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(STANDINGS_COLUMNS)
+    for row in (soiree.standings or {}).get("players", []):
+        writer.writerow([row[k] for k in STANDINGS_COLUMNS])
+    return out.getvalue()
+
+
+def settlement_csv(soiree: Soiree) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(("from", "to", "amount"))
+    for t in (soiree.settlement or {}).get("transfers", []):
+        writer.writerow((t["from"], t["to"], t["amount"]))
+    return out.getvalue()
+
+
+def _latin1(text: object) -> str:
+    """The PDF's core fonts hold Latin-1: other characters (œ, ’) are spelled near enough."""
+    spelled = str(text).replace("œ", "oe").replace("’", "'").replace("…", "...")
+    return spelled.encode("latin-1", "replace").decode("latin-1")
+
+
+def results_pdf(soiree: Soiree, *, words: dict[str, str]) -> bytes:
+    """The results sheet: ``words`` are its headings, in the reader's language."""
+    pdf = FPDF(format="A4")
+    pdf.set_auto_page_break(auto=True, margin=15)
+    pdf.add_page()
+    pdf.set_font("Helvetica", "B", 16)
+    pdf.cell(0, 10, _latin1(soiree.name), new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font("Helvetica", size=10)
+    start = timezone.localtime(soiree.opened_at or soiree.starts_at)
+    end = timezone.localtime(soiree.closed_at or soiree.ends_at)
+    pdf.cell(0, 6, _latin1(f"{soiree.club.name} - {soiree.get_game_display()} - "
+                           f"{start:%d/%m/%Y %H:%M} - {end:%H:%M}"),
+             new_x="LMARGIN", new_y="NEXT")
+
+    def heading(text: str) -> None:
+        pdf.ln(4)
+        pdf.set_font("Helvetica", "B", 12)
+        pdf.cell(0, 8, _latin1(text), new_x="LMARGIN", new_y="NEXT")
+        pdf.set_font("Helvetica", size=9)
+
+    heading(words["standings"])
+    with pdf.table(col_widths=(50, 20, 25, 20, 20, 20), text_align="LEFT") as table:
+        table.row([_latin1(words[k]) for k in STANDINGS_COLUMNS])
+        for row in (soiree.standings or {}).get("players", []):
+            table.row([_latin1(row[k]) for k in STANDINGS_COLUMNS])
+    heading(words["settlement"])
+    transfers = (soiree.settlement or {}).get("transfers", [])
+    if not transfers:
+        pdf.cell(0, 6, _latin1(words["nothing"]), new_x="LMARGIN", new_y="NEXT")
+    for t in transfers:
+        pdf.cell(0, 6, _latin1(words["pays"].format(payer=t["from"], payee=t["to"],
+                                                    amount=t["amount"])),
+                 new_x="LMARGIN", new_y="NEXT")
+    heading(words["hands"])
+    pdf.set_font("Courier", size=7)
+    for h in hands_of(soiree):
+        mark = "OK" if h["ok"] else "FAIL"
+        pdf.cell(0, 4, _latin1(f"T{h['table']} P{h['partie']} #{h['hand']:<3} {mark:4} "
+                               f"{h['digest'] or '-'}  {h['id']}"),
+                 new_x="LMARGIN", new_y="NEXT")
+    return bytes(pdf.output())
