@@ -1,11 +1,13 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from . import views
+from . import organiser, views
 
 urlpatterns = [
     path("", views.lobby, name="lobby"),
+    path("soirees/new", organiser.soiree_new, name="soiree-new"),
     path("soirees/<int:soiree_id>/", views.soiree_page, name="soiree-page"),
+    path("soirees/<int:soiree_id>/manage", organiser.soiree_manage, name="soiree-manage"),
     path("hands/<uuid:hand_id>/", views.table_page, name="table-page"),
     path("hands/<uuid:hand_id>/audit", views.audit_page, name="audit-page"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),

@@ -20,9 +20,10 @@ from games.permissions import may_view
 from games.selectors import invitations_pending, seat_of
 from games.services.invitations import casual_max_buy_in
 from tournaments.models import Membership, Soiree, SoireeTable
-from tournaments.selectors import has_role
+from tournaments.selectors import has_role, may_organise
 
 from . import selectors as lobby_reads
+from .organiser import may_create_soirees
 from .words import table_words
 
 #: A placeholder hand id in the URL the page's script fills in (the next hand's).
@@ -45,6 +46,7 @@ def lobby(request: HttpRequest) -> HttpResponse:
         "max_bots": max(get_game(game).MAX_SEATS for game in Game.values) - 1,
         "max_buy_in": casual_max_buy_in(),
         "time_zone": settings.TIME_ZONE,
+        "organises": may_create_soirees(user),
     })
 
 
@@ -54,7 +56,8 @@ def soiree_page(request: HttpRequest, soiree_id: int) -> HttpResponse:
     if not (request.user.is_staff or request.user.is_superuser
             or has_role(request.user, soiree.club_id, *Membership.Role.values)):
         raise PermissionDenied("only the club's members may see this soirée")
-    return render(request, "frontend/soiree.html", {"soiree": soiree})
+    return render(request, "frontend/soiree.html", {
+        "soiree": soiree, "may_manage": may_organise(request.user, soiree.club_id)})
 
 
 @login_required

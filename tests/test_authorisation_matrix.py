@@ -48,6 +48,9 @@ _REGISTER = {**_VIEW, "seated": 201, "member": 201, "auditor": 201, "organiser":
 _OWN_WALLET = {**{r: 404 for r in ROLES}, "anonymous": 401, "seated": 200}
 _PAGE = {r: (302 if r == "anonymous" else 200) for r in ROLES}
 _PAGE_VIEW = {**{r: (403 if s == 403 else 200) for r, s in _VIEW.items()}, "anonymous": 302}
+# The organiser's pages: the club's organisers and staff; a signed-out visitor is sent to log in.
+_PAGE_ORGANISER = {**{r: (403 if s == 403 else 200) for r, s in _ORGANISER_ONLY.items()},
+                   "anonymous": 302}
 
 #: (method, path template) -> the status each role gets.
 EXPECTED: dict[tuple[str, str], dict[str, int]] = {
@@ -93,7 +96,9 @@ EXPECTED: dict[tuple[str, str], dict[str, int]] = {
     ("GET", "/api/schema/"): {r: 200 for r in ROLES},
     # Pages (frontend/urls.py): a signed-out visitor is sent to the login page.
     ("PAGE", "/"): _PAGE,
+    ("PAGE", "/soirees/new"): _PAGE_ORGANISER,
     ("PAGE", "/soirees/{soiree_id}/"): _PAGE_VIEW,
+    ("PAGE", "/soirees/{soiree_id}/manage"): _PAGE_ORGANISER,
     ("PAGE", "/hands/{hand_id}/"): _PAGE_VIEW,
     ("PAGE", "/hands/{hand_id}/audit"): _PAGE_VIEW,
     ("PAGE", "/accounts/login/"): {r: 200 for r in ROLES},

@@ -9,7 +9,7 @@ from django.db.models import QuerySet
 
 from games.models import Hand, Partie
 
-from .models import Membership, Soiree, SoireeTable
+from .models import Club, Membership, Registration, Soiree, SoireeTable
 
 
 def has_role(user: AbstractBaseUser | AnonymousUser, club_id: Any, *roles: str) -> bool:
@@ -21,6 +21,27 @@ def has_role(user: AbstractBaseUser | AnonymousUser, club_id: Any, *roles: str) 
 def is_club_organiser(user: AbstractBaseUser, club_key: str) -> bool:
     return Membership.objects.filter(club__slug=club_key, user_id=user.pk,
                                      role=Membership.Role.ORGANISER).exists()
+
+
+def may_organise(user: AbstractBaseUser | AnonymousUser, club_id: Any) -> bool:
+    """Whether ``user`` runs the club's soirées: an organiser of the club, or staff."""
+    return bool(getattr(user, "is_staff", False) or getattr(user, "is_superuser", False)
+                or has_role(user, club_id, Membership.Role.ORGANISER))
+
+
+def clubs_organised(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Club]:
+    """The clubs whose soirées ``user`` may create and run (every club for staff), by name."""
+    clubs = Club.objects.order_by("name", "pk")
+    if getattr(user, "is_staff", False) or getattr(user, "is_superuser", False):
+        return clubs
+    return clubs.filter(memberships__user_id=user.pk,
+                        memberships__role=Membership.Role.ORGANISER).distinct()
+
+
+def registration_list(*, soiree: Soiree) -> QuerySet[Registration]:
+    """The soirée's registrations with their players, in the order they registered."""
+    return (Registration.objects.filter(soiree=soiree).select_related("user")
+            .order_by("registered_at", "pk"))
 
 
 def soiree_list(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Soiree]:

@@ -1,0 +1,83 @@
+"""The organiser's pages: create a soirée, and run it at the door (registrations, check-in,
+late arrivals, open and close, the seating to print).
+
+Like the other pages they only read: every action is the page's script calling the soirée API
+(tournaments/api/views.py), which checks the organiser's role again and answers its refusals
+with a ``detail`` the page shows beside the action.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.utils import timezone
+
+from games.models import Game
+from games.services import MAX_BUY_IN, MAX_HANDS
+from tournaments.models import Soiree
+from tournaments.selectors import (
+    clubs_organised,
+    may_organise,
+    registration_list,
+    soiree_tables,
+)
+
+#: The new soirée's defaults: it starts at the next full hour and lasts this long.
+DEFAULT_LENGTH = timedelta(hours=3)
+#: The format of an ``<input type="datetime-local">``'s value.
+LOCAL_INPUT = "%Y-%m-%dT%H:%M"
+
+
+def _next_full_hour(at: datetime) -> datetime:
+    local = timezone.localtime(at, timezone.get_current_timezone())
+    return local.replace(minute=0, second=0, microsecond=0) + timedelta(hours=1)
+
+
+def may_create_soirees(user: AbstractBaseUser | AnonymousUser) -> bool:
+    """Staff, and the organisers of a club (the lobby links the form for them)."""
+    return bool(getattr(user, "is_staff", False) or getattr(user, "is_superuser", False)
+                or clubs_organised(user=user).exists())
+
+
+@login_required
+def soiree_new(request: HttpRequest) -> HttpResponse:
+    """The form that creates a soirée in one of the clubs the user organises. Its times are
+    the club's (settings.TIME_ZONE): the script sends them without an offset, and the API reads
+    such a time in that zone."""
+    if not may_create_soirees(request.user):
+        raise PermissionDenied("only a club's organisers may create its soirées")
+    starts = _next_full_hour(timezone.now())
+    return render(request, "frontend/soiree_new.html", {
+        "clubs": clubs_organised(user=request.user),
+        "games": Game.choices,
+        "starts": starts.strftime(LOCAL_INPUT),
+        "ends": (starts + DEFAULT_LENGTH).strftime(LOCAL_INPUT),
+        "max_buy_in": MAX_BUY_IN,
+        "max_hands": MAX_HANDS,
+        "time_zone": settings.TIME_ZONE,
+    })
+
+
+@login_required
+def soiree_manage(request: HttpRequest, soiree_id: int) -> HttpResponse:
+    """The soirée at the door: its facts, who registered and who is checked in, the actions,
+    and once open the seating with the seed it was drawn from."""
+    soiree = get_object_or_404(Soiree.objects.select_related("club"), pk=soiree_id)
+    if not may_organise(request.user, soiree.club_id):
+        raise PermissionDenied("only the club's organisers may run this soirée")
+    registrations = list(registration_list(soiree=soiree))
+    return render(request, "frontend/soiree_manage.html", {
+        "soiree": soiree,
+        "registrations": registrations,
+        "checked_in": sum(1 for r in registrations if r.checked_in_at),
+        "move_timeout": soiree.move_timeout.total_seconds(),
+        "tables": soiree_tables(soiree=soiree) if soiree.status != Soiree.Status.SCHEDULED
+        else [],
+        "time_zone": settings.TIME_ZONE,
+    })

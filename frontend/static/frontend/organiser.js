@@ -1,0 +1,87 @@
+// The organiser's pages (organiser.py): every action is a call to the soirée API, as any
+// client's. On success the page is read anew (or, for a new soirée, its manage page); a refusal
+// shows the API's own detail beside the action. The words come from #organiser's data
+// attributes, in the page's language; api() is base.html's (it sends the CSRF token).
+(() => {
+  const root = document.getElementById("organiser");
+  const words = root.dataset;
+
+  async function post(path, body, errorBox, buttons, done) {
+    buttons.forEach(b => { b.disabled = true; });
+    errorBox.hidden = true;
+    let answer;
+    try {
+      answer = await api(path, {method: "POST", body: JSON.stringify(body)});
+    } catch (e) {
+      answer = null;
+    }
+    if (answer && answer.status >= 200 && answer.status < 300) {
+      done(answer.body);
+      return;
+    }
+    errorBox.textContent = answer && answer.body.detail
+      ? words.refused.replace("{detail}", answer.body.detail) : words.unreachable;
+    errorBox.hidden = false;
+    buttons.forEach(b => { b.disabled = false; });
+  }
+  const reload = () => location.reload();
+
+  // A new soirée. The times are sent as the inputs give them, without an offset: the API
+  // reads them in the club's time zone, the one the form names.
+  const create = document.getElementById("new-soiree");
+  if (create) {
+    create.addEventListener("submit", event => {
+      event.preventDefault();
+      const f = create.elements;
+      post("/api/soirees/", {
+        club: f.club.value,
+        name: f.name.value.trim(),
+        game: f.game.value,
+        starts_at: f.starts_at.value,
+        ends_at: f.ends_at.value,
+        move_timeout: Number(f.move_timeout.value),
+        buy_in: Number(f.buy_in.value),
+        deals_per_partie: f.deals_per_partie.value ? Number(f.deals_per_partie.value) : null,
+        bots_allowed: f.bots_allowed.checked,
+      }, create.querySelector(".error"), [...create.querySelectorAll("button")],
+      soiree => { location.href = create.dataset.manage.replace("/0/", `/${soiree.id}/`); });
+    });
+  }
+
+  const soiree = words.soiree;
+  if (!soiree) return;
+  const base = `/api/soirees/${soiree}`;
+  const errorAfter = button => {
+    const box = button.closest("li, p").nextElementSibling;
+    return box && box.classList.contains("error") ? box : button.parentElement.querySelector(".error");
+  };
+
+  // Open, close (after a confirmation), print.
+  for (const button of root.querySelectorAll("#actions button[data-action]")) {
+    button.addEventListener("click", () => {
+      const action = button.dataset.action;
+      if (action === "close" && !confirm(words.confirmClose)) return;
+      post(`${base}/${action}`, {}, errorAfter(button), [button], reload);
+    });
+  }
+  const print = root.querySelector("button[data-action=print]");
+  if (print) print.addEventListener("click", () => window.print());
+
+  // Check-in at the door: one click per registered player.
+  for (const button of root.querySelectorAll("button[data-action=checkin]")) {
+    button.addEventListener("click", () => {
+      post(`${base}/checkin`, {player: button.dataset.player},
+           button.parentElement.querySelector(".error"), [button], reload);
+    });
+  }
+
+  // A late arrival: the same check-in registers him.
+  const late = document.getElementById("late-arrival");
+  if (late) {
+    late.addEventListener("submit", event => {
+      event.preventDefault();
+      post(`${base}/checkin`, {player: late.elements.player.value.trim()},
+           late.querySelector(".error"), [...late.querySelectorAll("button")], reload);
+    });
+  }
+})();
