@@ -65,9 +65,10 @@ def table_for(partie: Partie) -> Table:
 def bot_move(
     table: Table, hand: Hand, loaded: store.Loaded, seat: int, required: bool
 ) -> Move | None:
-    # A bot's randomness comes from the hand and the point of play, so a replayed partie is
-    # deterministic and two workers never disagree about a bot's choice.
-    rng = random.Random(f"{hand.id}:{hand.last_seq}:{seat}")
+    # A bot's randomness comes from the hand's deal (its public commitment) and the point of
+    # play, so a replayed partie is deterministic, two workers never disagree about a bot's
+    # choice, and a seeded deal is played alike every time.
+    rng = random.Random(f"{hand.commitment}:{hand.last_seq}:{seat}")
     bot = make_bot(table.bots[seat], rng)
     legal = loaded.game.legal_moves(loaded.state).get(seat, [])
     return bot.choose(loaded.game, loaded.state, seat, legal, required)

@@ -105,7 +105,8 @@ def _sign_in(page: Page, server: Any, path: str, username: str) -> list[str]:
     return errors
 
 
-def _play_out(page: Page, prefer: str = "", keyboard: bool = False) -> list[str]:
+def _play_out(page: Page, prefer: str = "", keyboard: bool = False,
+              kinds: set[str] | None = None, prefer_blocked: bool = False) -> list[str]:
     """Click (or Tab and Enter) a legal card or move until the hand is over; returns what was
     clicked. ``prefer``: the accessible name of a button to click whenever it is offered."""
     clicked: list[str] = []
@@ -117,8 +118,18 @@ def _play_out(page: Page, prefer: str = "", keyboard: bool = False) -> list[str]
             page.wait_for_timeout(100)
             continue
         seq = page.evaluate("window.tablePage.current().seq")
-        chosen = page.get_by_role("button", name=prefer, exact=True) if prefer else None
-        target = chosen.first if chosen is not None and chosen.count() else enabled.first
+        if kinds is not None:  # the kinds of decision the person was asked to make
+            kinds.update(page.evaluate(
+                "window.tablePage.current().legal_moves.map(m => m.type)"))
+            kinds.add("phase:" + page.evaluate("window.tablePage.current().view.phase"))
+        at_block = page.evaluate("window.tablePage.current().view.phase") == "blocked"
+        chosen = (page.get_by_role("button", name=prefer, exact=True)
+                  if prefer and (at_block or not prefer_blocked) else None)
+        if chosen is not None and chosen.count():
+            target = chosen.first
+        else:  # a card (the Comet's own card only when nothing else may be played)
+            cards = page.locator("#hand button:not([disabled]):not([data-card='9D'])")
+            target = cards.first if cards.count() else enabled.first
         name = target.evaluate("b => (b.querySelector('.sr-only') || b).textContent")
         if keyboard:
             # Tab through the page to a card or move that can be played, then Enter.
@@ -173,10 +184,12 @@ def test_a_person_plays_a_comet_hand_by_clicking_and_plays_the_comet(
     assert page.locator("#countdown").inner_text().endswith(" s")
 
     received = _listen(page)
-    clicked = _play_out(page, prefer="play the Comet")
+    kinds: set[str] = set()
+    clicked = _play_out(page, prefer="play the Comet", kinds=kinds, prefer_blocked=True)
 
     shot(page, tmp_path, "comet-2-over-en")
-    assert "play the Comet" in clicked
+    # The Comet was played at a blocked run: the last thing clicked there.
+    assert "phase:blocked" in kinds and clicked[-1] == "play the Comet", (kinds, clicked)
     log = page.locator("#log").inner_text()
     assert "alice (you) plays the Comet for" in log
     assert page.locator("#result").is_visible()
@@ -217,13 +230,15 @@ def test_a_person_plays_a_ma_commere_round_by_keyboard_on_a_phone(
     assert len(names) == 3 and all(" de " in n for n in names), names
 
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
-    _play_out(page, keyboard=True)
+    kinds: set[str] = set()
+    _play_out(page, keyboard=True, kinds=kinds)
 
     shot(page, tmp_path, "commere-2-over-phone-fr")
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     assert page.locator("#result").is_visible()
     assert page.locator("#log li").count() > 3
     assert errors == []
+    assert kinds >= {"offer", "give_back", "return", "announce"}, kinds
     # Hidden information: before the showdown, no card but those his own hand ever held
     # reached the page, in any answer or live frame.
     own = {card for payload in received if isinstance(payload.get("view"), dict)

@@ -89,6 +89,7 @@
   }
   let lastOfferer = null;
   let lastCard = null;  // the card the run has reached, as the log goes
+  let lastMover = null;  // the seat of the last move, marked on the table
   function successor(card) {
     const rank = "A23456789TJQK".indexOf(card[0]);
     return rank < 12 ? "A23456789TJQK"[rank + 1] + card[1] : card;
@@ -98,6 +99,7 @@
     for (const e of events) {
       if (e.seq <= logged) continue;
       logged = e.seq;
+      if (e.seat !== undefined && e.seat !== null && e.by !== "service") lastMover = e.seat;
       if (e.type === "open" || e.type === "play") lastCard = e.card;
       if (e.type === "comet") lastCard = e.stands_for;
       let text = sentence(e);
@@ -109,6 +111,7 @@
       list.appendChild(item);
     }
     list.scrollTop = list.scrollHeight;
+    document.querySelectorAll("#seats li").forEach(li => li.classList.toggle("moved", Number(li.dataset.seat) === lastMover));
   }
 
   // -- The table ---------------------------------------------------------------------------
@@ -132,6 +135,7 @@
       const classes = ["tp-seat"];
       if (acting.has(s.number)) classes.push("acting");
       if (s.number === T.your_seat) classes.push("me");
+      if (s.number === lastMover) classes.push("moved");
       const badges = [];
       if (s.number === dealer) badges.push(`<span class="badge" title="${esc(T.game === "comet" ? W.dealer : W.banker)}">${T.game === "comet" ? "D" : "B"}</span>`);
       if (s.bot) badges.push(`<span class="badge bot">${esc(W.bot)}</span>`);
