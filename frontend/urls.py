@@ -1,13 +1,19 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from . import organiser, views
+from . import organiser, results, views
 
 urlpatterns = [
     path("", views.lobby, name="lobby"),
     path("soirees/new", organiser.soiree_new, name="soiree-new"),
     path("soirees/<int:soiree_id>/", views.soiree_page, name="soiree-page"),
     path("soirees/<int:soiree_id>/manage", organiser.soiree_manage, name="soiree-manage"),
+    path("soirees/<int:soiree_id>/results", results.results_page, name="soiree-results"),
+    path("soirees/<int:soiree_id>/results.pdf", results.results_pdf, name="soiree-results-pdf"),
+    path("soirees/<int:soiree_id>/standings.csv", results.standings_csv,
+         name="soiree-standings-csv"),
+    path("soirees/<int:soiree_id>/settlement.csv", results.settlement_csv,
+         name="soiree-settlement-csv"),
     path("hands/<uuid:hand_id>/", views.table_page, name="table-page"),
     path("hands/<uuid:hand_id>/audit", views.audit_page, name="audit-page"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),

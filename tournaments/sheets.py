@@ -91,7 +91,7 @@ def results_pdf(soiree: Soiree, *, words: dict[str, str]) -> bytes:
         pdf.cell(0, 6, _latin1(words["pays"].format(payer=t["from"], payee=t["to"],
                                                     amount=t["amount"])),
                  new_x="LMARGIN", new_y="NEXT")
-    heading(words["hands"])
+    heading(words["hands_section"])
     pdf.set_font("Courier", size=7)
     for h in hands_of(soiree):
         mark = "OK" if h["ok"] else "FAIL"

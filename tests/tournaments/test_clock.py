@@ -424,8 +424,8 @@ def test_the_results_sheet_holds_the_standings_the_settlement_and_every_hand_ver
     standings = sheets.standings_csv(soiree).splitlines()
     settlement = sheets.settlement_csv(soiree).splitlines()
     hands = sheets.hands_of(soiree)
-    words = {k: k for k in ("standings", "settlement", "hands", "nothing", *sheets
-                            .STANDINGS_COLUMNS)} | {"pays": "{payer} pays {payee} {amount}"}
+    words = {k: k for k in ("standings", "settlement", "hands_section", "nothing",
+                            *sheets.STANDINGS_COLUMNS)} | {"pays": "{payer} pays {payee} {amount}"}
     pdf = sheets.results_pdf(soiree, words=words)
 
     assert standings[0] == "player,net,hands_won,hands,comets,tricons"

@@ -1,0 +1,65 @@
+"""A soirée's results to print and to keep: the results sheet (a print-ready page and its
+PDF) and the standings and settlement as CSV. Seen by whoever sees the soirée."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.utils.translation import gettext as _
+
+from tournaments import sheets
+from tournaments.models import Membership, Soiree
+from tournaments.selectors import has_role
+
+
+def _soiree(request: HttpRequest, soiree_id: int) -> Soiree:
+    soiree = get_object_or_404(Soiree.objects.select_related("club"), pk=soiree_id)
+    if not (request.user.is_staff or request.user.is_superuser
+            or has_role(request.user, soiree.club_id, *Membership.Role.values)):
+        raise PermissionDenied("only the club's members may see this soirée")
+    return soiree
+
+
+def _words() -> dict[str, str]:
+    """The sheet's headings in the reader's language (the soirée page's words)."""
+    return {"standings": _("Standings"), "settlement": _("Settlement"),
+            "hands_section": _("Hands and their verification digests"),
+            "nothing": _("nothing to settle"), "pays": _("{payer} pays {payee} {amount}"),
+            "player": _("player"), "net": _("net"), "hands_won": _("hands won"),
+            "hands": _("hands"), "comets": _("Comets"), "tricons": _("tricons")}
+
+
+@login_required
+def results_page(request: HttpRequest, soiree_id: int) -> HttpResponse:
+    soiree = _soiree(request, soiree_id)
+    return render(request, "frontend/results.html", {
+        "soiree": soiree, "players": (soiree.standings or {}).get("players", []),
+        "transfers": (soiree.settlement or {}).get("transfers", []),
+        "hands": sheets.hands_of(soiree)})
+
+
+@login_required
+def results_pdf(request: HttpRequest, soiree_id: int) -> HttpResponse:
+    soiree = _soiree(request, soiree_id)
+    pdf = sheets.results_pdf(soiree, words=_words())
+    answer = HttpResponse(pdf, content_type="application/pdf")
+    answer["Content-Disposition"] = f'attachment; filename="soiree-{soiree.pk}-results.pdf"'
+    return answer
+
+
+@login_required
+def standings_csv(request: HttpRequest, soiree_id: int) -> HttpResponse:
+    soiree = _soiree(request, soiree_id)
+    answer = HttpResponse(sheets.standings_csv(soiree), content_type="text/csv; charset=utf-8")
+    answer["Content-Disposition"] = f'attachment; filename="soiree-{soiree.pk}-standings.csv"'
+    return answer
+
+
+@login_required
+def settlement_csv(request: HttpRequest, soiree_id: int) -> HttpResponse:
+    soiree = _soiree(request, soiree_id)
+    answer = HttpResponse(sheets.settlement_csv(soiree), content_type="text/csv; charset=utf-8")
+    answer["Content-Disposition"] = f'attachment; filename="soiree-{soiree.pk}-settlement.csv"'
+    return answer

@@ -1,0 +1,61 @@
+"""The results sheet of a soirée: a print-ready page, its PDF, and the standings and settlement
+as CSV, for the club's members."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.utils import timezone
+
+from tournaments.models import Club, Membership, Soiree
+from tournaments.services import settlement_of
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def closed(django_user_model: Any) -> dict[str, Any]:
+    club = Club.objects.create(name="Cercle", slug="cercle")
+    member = django_user_model.objects.create_user("ana")
+    Membership.objects.create(club=club, user=member)
+    stranger = django_user_model.objects.create_user("zoe")
+    now = timezone.now()
+    standings = {"players": [
+        {"player": "ana", "net": 7, "hands_won": 2, "hands": 3, "comets": 1, "tricons": 0},
+        {"player": "Voltaire", "net": -7, "hands_won": 1, "hands": 3, "comets": 0,
+         "tricons": 0}], "computed_at": now.isoformat()}
+    soiree = Soiree.objects.create(club=club, name="Jeudi", starts_at=now - timedelta(hours=2),
+                                   ends_at=now, game="comet", status=Soiree.Status.CLOSED,
+                                   standings=standings, settlement=settlement_of(standings))
+    return {"soiree": soiree, "member": member, "stranger": stranger}
+
+
+def test_a_member_reads_prints_and_downloads_the_results(client: Any, closed: Any) -> None:
+    client.force_login(closed["member"])
+    base = f"/soirees/{closed['soiree'].pk}"
+
+    page = client.get(f"{base}/results")
+    pdf = client.get(f"{base}/results.pdf")
+    standings = client.get(f"{base}/standings.csv")
+    settlement = client.get(f"{base}/settlement.csv")
+
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert "Voltaire paie 7 à ana" in text  # French by default
+    assert "@media print" not in text and "results.css" in text
+    assert pdf["Content-Type"] == "application/pdf" and pdf.content.startswith(b"%PDF")
+    assert standings.content.decode().splitlines() == [
+        "player,net,hands_won,hands,comets,tricons", "ana,7,2,3,1,0", "Voltaire,-7,1,3,0,0"]
+    assert settlement.content.decode().splitlines() == ["from,to,amount", "Voltaire,ana,7"]
+    assert 'filename="soiree-' in settlement["Content-Disposition"]
+
+
+def test_the_results_are_the_club_s_own(client: Any, closed: Any) -> None:
+    client.force_login(closed["stranger"])
+
+    answers = [client.get(f"/soirees/{closed['soiree'].pk}/{path}").status_code
+               for path in ("results", "results.pdf", "standings.csv", "settlement.csv")]
+
+    assert answers == [403] * 4
