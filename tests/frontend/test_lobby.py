@@ -74,7 +74,7 @@ def test_your_table_now_shows_a_casual_table_in_play_and_not_one_that_is_over(
 
     assert f'href="/hands/{hand.pk}/"' in now_section
     assert f'href="/hands/{finished.pk}/"' not in now_section
-    assert "Table libre de alice" in now_section
+    assert "Table libre (alice)" in now_section
 
 
 def test_nobody_seated_is_told_so(client: Any, outsider: Any) -> None:

@@ -5,6 +5,7 @@ folder (and copied to /tmp/shots for a look)."""
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -72,9 +73,13 @@ def test_a_player_accepts_an_invitation_on_a_phone_and_reads_the_lobby_in_englis
 
     invitation.get_by_role("button", name="Accepter").click()
 
+    # The last acceptance starts the table: the page opens it; the lobby then shows it first.
+    page.wait_for_url(re.compile(r".*/hands/[0-9a-f-]+/$"))
+    hand = Hand.objects.get(partie=alice_s)
+    assert page.url.endswith(f"/hands/{hand.pk}/")
+    page.goto(f"{live_server_process.url}/")
     table_now = page.locator("#now a.go")
     expect(table_now).to_have_text("Aller à la table (donne 1)")
-    hand = Hand.objects.get(partie=alice_s)
     assert table_now.get_attribute("href") == f"/hands/{hand.pk}/"
     assert Partie.objects.get(pk=alice_s.pk).status == Partie.Status.PLAYING
     expect(page.locator(f'#invitations [data-partie="{alice_s.pk}"]')).to_have_count(0)

@@ -1,5 +1,6 @@
 // The lobby's actions go through the API, as any client's: answer an invitation, close one's
-// own casual table, make one. Each then reloads the page, which reads everything anew; a
+// own casual table, make one. Each then reloads the page, which reads everything anew (or opens
+// the table, when it starts at once); a
 // refusal shows the API's own detail. The words come from the page (#lobby's data attributes),
 // in its language; api() is base.html's (it sends the CSRF token).
 (() => {
@@ -16,7 +17,10 @@
       answer = null;
     }
     if (answer && answer.status >= 200 && answer.status < 300) {
-      location.reload();
+      // A table that starts now (everyone accepted) is opened at its first hand.
+      const hands = answer.body.hands || [];
+      if (answer.body.status === "playing" && hands.length) location.href = `/hands/${hands[hands.length - 1].id}/`;
+      else location.reload();
       return;
     }
     errorBox.textContent = answer && answer.body.detail

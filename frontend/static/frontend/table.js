@@ -82,6 +82,7 @@
         if (!e.amount && !e.short) return "";
         const values = {from: who(e.from), to: who(e.to), amount: e.amount, reason: W.reason[e.reason] || e.reason, short: e.short};
         if (e.reason === "pot") return fill(L.takes_pot, values);
+        if (e.to === "pot") return fill(e.short ? L.pay_pot_short : L.pay_pot, values);
         return fill(e.short ? L.pay_short : L.pay, values);
       }
       default: return "";
@@ -143,7 +144,7 @@
       const mark = last[s.number] ? cardFace(last[s.number].stands_for ? COMET : last[s.number].card, "mini" + (lastPlayed && lastPlayed === last[s.number] ? " latest" : "")) : "";
       return `<li class="${classes.join(" ")}" data-seat="${s.number}">
         <span class="name">${esc(seatName(s))}${s.number === T.your_seat ? ` <small>(${esc(W.you)})</small>` : ""} ${badges.join("")}</span>
-        <span class="facts">${chips === undefined ? "" : esc(fill(W.chips, {n: chips}))} · ${esc(fill(W.cards, {n: counts[String(s.number)] ?? "?"}))}</span>
+        <span class="facts">${chips === undefined ? "" : esc(fill(W.chips, {n: chips}))} · ${esc(fill(counts[String(s.number)] === 1 ? W.card_one : W.cards, {n: counts[String(s.number)] ?? "?"}))}</span>
         ${acting.has(s.number) ? `<span class="turn">${esc(W.to_act)}</span>` : ""}${mark}</li>`;
     }).join("");
     // Round the table, the viewer at the bottom (set through the CSSOM: the page's CSP
@@ -175,11 +176,12 @@
     const parts = [];
     if (T.game === "comet") {
       parts.push(`<p class="tp-phase">${esc(W.phase[v.phase] || v.phase)}</p>`);
+      parts.push(`<p class="tp-money"><span>${esc(fill(W.pot, {n: v.pot}))}</span> <span>${esc(fill(W.comet_payment, {n: v.comet_payment_due ?? "—"}))}</span></p>`);
       const runs = runsOf(v.played || []);
       parts.push(`<h2 class="sr-only">${esc(W.runs)}</h2>`);
       if (!runs.length) parts.push(`<p class="muted">${esc(W.no_run)}</p>`);
       // The last runs only: on a phone, the table must not outgrow the screen.
-      if (runs.length > 4) parts.push(`<p class="muted">… ${runs.length - 4}</p>`);
+      if (runs.length > 4) parts.push(`<p class="muted">${esc(fill(W.earlier_runs, {n: runs.length - 4}))}</p>`);
       parts.push('<ol class="tp-runs">' + runs.slice(-4).map(r => `<li><span class="suit ${r.suit === "D" || r.suit === "H" ? "red" : ""}" aria-label="${esc(W.suit[r.suit])}">${SYMBOL[r.suit]}</span>` +
         r.cards.map(p => p.stands_for
           ? `<span class="comet" title="${esc(fill(W.comet_for, {card: theCard(p.stands_for)}))}">${cardFace(COMET, "mini")}<small>${esc(fill(W.comet_for, {card: theCard(p.stands_for)}))}</small></span>`
@@ -188,7 +190,6 @@
         parts.push(`<p class="tp-waiting">${esc(fill(W.waiting_card, {card: theCard(v.run.next_card)}))}</p>`);
         if (v.run.next_card === "8D") parts.push(`<p class="muted">${esc(W.gap)}</p>`);
       }
-      parts.push(`<p class="tp-money"><span>${esc(fill(W.pot, {n: v.pot}))}</span> <span>${esc(fill(W.comet_payment, {n: v.comet_payment_due ?? "—"}))}</span></p>`);
     } else {
       parts.push(`<p class="tp-phase">${esc(fill(W.turn, {n: v.turn || 1}))} · ${esc(W.phase[v.phase] || v.phase)}</p>`);
       if (v.offer) parts.push(`<p class="tp-offer">${cardFace(v.offer.card, "mini")} ${esc(fill(W.offer_pending, {name: who(v.offer.from), to: who(v.offer.to)}))}</p>`);
@@ -358,7 +359,8 @@
       lines.push(`<p class="won">${esc(fill(W.result_winner, {name: who(r.winner)}))}${how ? " — " + esc(how) : ""}</p>`);
     }
     lines.push("<ul>" + Object.entries(r.net).map(([seat, net]) => {
-      const left = T.game === "comet" && v.hands ? " · " + fill(W.result_cards_left, {n: (v.hands[seat] || []).length}) : "";
+      const held = v.hands ? (v.hands[seat] || []).length : 0;
+      const left = T.game === "comet" && v.hands ? " · " + fill(held <= 1 ? W.result_card_left : W.result_cards_left, {n: held}) : "";
       const shown = T.game === "comet" && v.hands && v.hands[seat] && v.hands[seat].length ? " " + sortCards(v.hands[seat]).map(c => cardFace(c, "mini")).join("") : "";
       return `<li>${esc(fill(W.result_net, {name: who(Number(seat)), net: (net > 0 ? "+" : "") + net}))}${esc(left)}${shown}</li>`;
     }).join("") + "</ul>");
@@ -402,13 +404,14 @@
     // The partie is over: at a soirée, the next partie of this table seats its people again.
     $("closed").textContent = W.partie_over;
     $("closed").hidden = false;
+    if ($("leave")) $("leave").hidden = true;
     if (!T.soiree || T.your_seat === null) return;
     for (let i = 0; i < 60; i++) {
       const r = await api(`/api/soirees/${T.soiree}/my-table`);
       const table = r.status === 200 ? r.body.table : null;
-      if (table && table.current_hand && table.current_hand.id !== T.hand && table.partie !== (current && current.partie)) {
+      if (table && table.current_hand && table.current_hand.hand !== T.hand && table.partie !== (current && current.partie)) {
         const next = $("next");
-        next.href = tableUrl(table.current_hand.id);
+        next.href = tableUrl(table.current_hand.hand);
         next.textContent = W.next_partie;
         next.hidden = false;
         setTimeout(() => { window.location = next.href; }, 6000);

@@ -55,7 +55,10 @@ class Command(BaseCommand):
             ends_at=now + timedelta(minutes=opts["minutes"]), game=opts["game"],
             buy_in=50, move_timeout=timedelta(seconds=opts["move_timeout"]),
             pause_between_hands=timedelta(seconds=opts["pause"]),
-            forced_move_delay=timedelta(seconds=0.5), comet_window=timedelta(seconds=1),
+            # A human-length Comet window: at a table with a person every decision where the
+            # Comet may be played waits it alike (its holder's own choice too), so that its
+            # timing never shows who holds the Comet.
+            forced_move_delay=timedelta(seconds=0.5), comet_window=timedelta(seconds=5),
             deals_per_partie=opts["deals"], bots_allowed=True, min_tables=opts["tables"],
             created_by=olga,
         )
