@@ -16,6 +16,7 @@ urlpatterns = [
          name="soiree-settlement-csv"),
     path("hands/<uuid:hand_id>/", views.table_page, name="table-page"),
     path("hands/<uuid:hand_id>/audit", views.audit_page, name="audit-page"),
+    path("hands/<uuid:hand_id>/record.json", views.record_download, name="record-download"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
 ]

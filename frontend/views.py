@@ -6,6 +6,8 @@ so that a page can never show more than the API lets the viewer see.
 
 from __future__ import annotations
 
+import json
+
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -13,11 +15,13 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.text import slugify
+from django.utils.translation import gettext as _
 
 from games.engine.registry import get_game
 from games.models import Game, Hand
 from games.permissions import may_view
-from games.selectors import invitations_pending, seat_of
+from games.selectors import hand_record, invitations_pending, seat_of
 from games.services.invitations import casual_max_buy_in
 from tournaments.models import Membership, Soiree, SoireeTable
 from tournaments.selectors import has_role, may_organise
@@ -97,3 +101,26 @@ def audit_page(request: HttpRequest, hand_id: str) -> HttpResponse:
         raise PermissionDenied("only the club's members, or a casual table's players, may "
                                "see this hand")
     return render(request, "frontend/audit.html", {"hand": hand})
+
+
+@login_required
+def record_download(request: HttpRequest, hand_id: str) -> HttpResponse:
+    """The hand's record as a file, exactly HAND_RECORD.md's JSON, which
+    ``python -m games.engine.verify`` reads; published once the hand is over."""
+    hand = get_object_or_404(Hand.objects.select_related("partie", "secret"), pk=hand_id)
+    if not may_view(request.user, hand.partie):
+        raise PermissionDenied("only the club's members, or a casual table's players, may "
+                               "see this hand")
+    if hand.status != Hand.Status.OVER:
+        return HttpResponse(_("The record is published once the hand is over."), status=409,
+                            content_type="text/plain; charset=utf-8")
+    record = hand_record(hand=hand)
+    place = (SoireeTable.objects.filter(partie=hand.partie).select_related("soiree").first())
+    if place is not None:
+        name = f"{slugify(place.soiree.name)}-table{place.number}-hand{hand.number}.json"
+    else:
+        name = f"{slugify(hand.partie.table_label) or 'table'}-hand{hand.number}.json"
+    answer = HttpResponse(json.dumps(record, ensure_ascii=False, indent=1),
+                          content_type="application/json; charset=utf-8")
+    answer["Content-Disposition"] = f'attachment; filename="{name}"'
+    return answer

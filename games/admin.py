@@ -71,7 +71,9 @@ class EventInline(ReadOnlyMixin, admin.TabularInline):
 class HandAdmin(ReadOnlyMixin, admin.ModelAdmin):
     list_display = ["id", "partie", "number", "status", "last_seq", "record_links"]
     list_filter = ["status", "partie__game"]
-    search_fields = ["id", "partie__id", "commitment"]
+    # An arbiter looks a hand up by a player's name, or by its table's label.
+    search_fields = ["id", "partie__id", "commitment", "partie__seats__player__username",
+                     "partie__table_label"]
     readonly_fields = ["partie", "number", "dealer", "commitment", "status", "last_seq",
                        "deadline", "deadline_kind", "started_at", "ended_at", "record_links"]
     exclude = ["deadline_seq"]

@@ -105,6 +105,9 @@ EXPECTED: dict[tuple[str, str], dict[str, int]] = {
     ("PAGE", "/soirees/{soiree_id}/manage"): _PAGE_ORGANISER,
     ("PAGE", "/hands/{hand_id}/"): _PAGE_VIEW,
     ("PAGE", "/hands/{hand_id}/audit"): _PAGE_VIEW,
+    # The hand of the world is in play: its record is published once it is over.
+    ("PAGE", "/hands/{hand_id}/record.json"): {**_PAGE_VIEW, **{r: 409 for r, s in
+                                                               _PAGE_VIEW.items() if s == 200}},
     ("PAGE", "/accounts/login/"): {r: 200 for r in ROLES},
     ("PAGE", "/accounts/logout/"): {r: 405 for r in ROLES},
 }
