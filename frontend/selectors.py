@@ -72,3 +72,27 @@ def other_soirees(*, user: Any, at: datetime, limit: int = 20) -> QuerySet[Soire
     past ones (their standings and settlement)."""
     day = soirees_of_the_day(user=user, at=at).values("pk")
     return soiree_list(user=user).exclude(pk__in=day)[:limit]
+
+
+def hands_found(*, user: Any, soiree: int | None = None, player: str = "", game: str = "",
+                day: datetime | None = None) -> QuerySet[Hand]:
+    """The finished hands ``user`` may see, every hand of every partie, newest first, narrowed
+    by soirée, a player's name, game and day (the arbiter's search)."""
+    hands = (Hand.objects.filter(status=Hand.Status.OVER,
+                                 partie__in=visible_parties(user, Partie.objects.all()))
+             .select_related("partie", "partie__created_by")
+             .annotate(soiree_name=Subquery(SoireeTable.objects.filter(partie=OuterRef(
+                 "partie")).values("soiree__name")[:1]),
+                       table_number=Subquery(SoireeTable.objects.filter(partie=OuterRef(
+                           "partie")).values("number")[:1]))
+             .order_by("-ended_at", "-number"))
+    if soiree is not None:
+        hands = hands.filter(partie__soiree_table__soiree_id=soiree)
+    if player:
+        hands = hands.filter(partie__seats__player__username__iexact=player)
+    if game:
+        hands = hands.filter(partie__game=game)
+    if day is not None:
+        start, end = day_bounds(day)
+        hands = hands.filter(ended_at__gte=start, ended_at__lt=end)
+    return hands

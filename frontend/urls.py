@@ -14,6 +14,7 @@ urlpatterns = [
          name="soiree-standings-csv"),
     path("soirees/<int:soiree_id>/settlement.csv", results.settlement_csv,
          name="soiree-settlement-csv"),
+    path("hands/", views.hands_search, name="hands-search"),
     path("hands/<uuid:hand_id>/", views.table_page, name="table-page"),
     path("hands/<uuid:hand_id>/audit", views.audit_page, name="audit-page"),
     path("hands/<uuid:hand_id>/record.json", views.record_download, name="record-download"),

@@ -7,10 +7,12 @@ so that a page can never show more than the API lets the viewer see.
 from __future__ import annotations
 
 import json
+from datetime import date, datetime, time
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
@@ -24,7 +26,7 @@ from games.permissions import may_view
 from games.selectors import hand_record, invitations_pending, seat_of
 from games.services.invitations import casual_max_buy_in
 from tournaments.models import Membership, Soiree, SoireeTable
-from tournaments.selectors import has_role, may_organise
+from tournaments.selectors import has_role, may_organise, soiree_list
 
 from . import selectors as lobby_reads
 from .organiser import may_create_soirees
@@ -124,3 +126,25 @@ def record_download(request: HttpRequest, hand_id: str) -> HttpResponse:
                           content_type="application/json; charset=utf-8")
     answer["Content-Disposition"] = f'attachment; filename="{name}"'
     return answer
+
+
+@login_required
+def hands_search(request: HttpRequest) -> HttpResponse:
+    """The arbiter's search: every finished hand the user may see, by soirée, player, game and
+    day, a page of 50 at a time, each with its audit page and its record."""
+    form = request.GET
+    soiree = form.get("soiree", "")
+    day_text = form.get("day", "")
+    try:
+        day = (timezone.make_aware(datetime.combine(date.fromisoformat(day_text), time(12)))
+               if day_text else None)
+    except ValueError:
+        day = None
+    hands = lobby_reads.hands_found(
+        user=request.user, soiree=int(soiree) if soiree.isdigit() else None,
+        player=form.get("player", "").strip()[:150],
+        game=form.get("game", "") if form.get("game") in Game.values else "", day=day)
+    page = Paginator(hands, 50).get_page(form.get("page"))
+    return render(request, "frontend/hands.html", {
+        "page": page, "games": Game.choices, "form": form,
+        "soirees": soiree_list(user=request.user)[:100]})

@@ -103,6 +103,7 @@ EXPECTED: dict[tuple[str, str], dict[str, int]] = {
     ("PAGE", "/soirees/{soiree_id}/standings.csv"): _PAGE_VIEW,
     ("PAGE", "/soirees/{soiree_id}/settlement.csv"): _PAGE_VIEW,
     ("PAGE", "/soirees/{soiree_id}/manage"): _PAGE_ORGANISER,
+    ("PAGE", "/hands/"): _PAGE,
     ("PAGE", "/hands/{hand_id}/"): _PAGE_VIEW,
     ("PAGE", "/hands/{hand_id}/audit"): _PAGE_VIEW,
     # The hand of the world is in play: its record is published once it is over.

@@ -59,3 +59,31 @@ def test_the_results_are_the_club_s_own(client: Any, closed: Any) -> None:
                for path in ("results", "results.pdf", "standings.csv", "settlement.csv")]
 
     assert answers == [403] * 4
+
+
+def test_the_arbiter_finds_every_finished_hand_by_player_and_game(
+        client: Any, django_user_model: Any) -> None:
+    from games.models import Hand
+    from games.services import partie_start, partie_tick
+
+    ana = django_user_model.objects.create_user("ana")
+    staff = django_user_model.objects.create_user("arbitre", is_staff=True)
+    comet = partie_start(game="comet", players=[], bots=["heuristic"] * 3, at=timezone.now(),
+                         options={"deals": 2}, pause_between_hands=timedelta(0))
+    partie_tick(partie_id=comet.pk, at=timezone.now() + timedelta(seconds=1))  # its 2nd hand
+    partie_start(game="commere", players=[ana], bots=["heuristic"] * 3, at=timezone.now(),
+                 options={"rounds": 1}, move_timeout=timedelta(hours=1))
+    client.force_login(staff)
+
+    everything = client.get("/hands/")
+    comet_only = client.get("/hands/", {"game": "comet", "day": "not-a-day"})
+    ana_s = client.get("/hands/", {"player": "ana"})
+
+    finished = Hand.objects.filter(status="over")
+    assert everything.status_code == 200
+    assert everything.context["page"].paginator.count == finished.count() >= 2
+    assert {h.partie_id for h in comet_only.context["page"]} == {comet.pk}
+    assert comet_only.context["page"].paginator.count == 2  # every hand, not only the last
+    # ana's Ma commère hand is still in play: nothing of it is listed.
+    assert ana_s.context["page"].paginator.count == 0
+    assert client.get("/hands/", {"soiree": "x", "page": "9"}).status_code == 200
