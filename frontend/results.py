@@ -1,8 +1,10 @@
-"""A soirée's results to print and to keep: the results sheet (a print-ready page and its
-PDF) and the standings and settlement as CSV. Seen by whoever sees the soirée."""
+"""A soirée for the room and for the record: the room screen, the results sheet (a
+print-ready page and its PDF) and the standings and settlement as CSV. Seen by whoever sees
+the soirée."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
@@ -38,6 +40,14 @@ def results_page(request: HttpRequest, soiree_id: int) -> HttpResponse:
         "soiree": soiree, "players": (soiree.standings or {}).get("players", []),
         "transfers": (soiree.settlement or {}).get("transfers", []),
         "hands": sheets.hands_of(soiree)})
+
+
+@login_required
+def room_screen(request: HttpRequest, soiree_id: int) -> HttpResponse:
+    """The room screen, for a projector: the clock, the tables, the leaders, all live."""
+    soiree = _soiree(request, soiree_id)
+    return render(request, "frontend/room.html",
+                  {"soiree": soiree, "time_zone": settings.TIME_ZONE})
 
 
 @login_required

@@ -98,6 +98,7 @@ EXPECTED: dict[tuple[str, str], dict[str, int]] = {
     ("PAGE", "/"): _PAGE,
     ("PAGE", "/soirees/new"): _PAGE_ORGANISER,
     ("PAGE", "/soirees/{soiree_id}/"): _PAGE_VIEW,
+    ("PAGE", "/soirees/{soiree_id}/room"): _PAGE_VIEW,
     ("PAGE", "/soirees/{soiree_id}/results"): _PAGE_VIEW,
     ("PAGE", "/soirees/{soiree_id}/results.pdf"): _PAGE_VIEW,
     ("PAGE", "/soirees/{soiree_id}/standings.csv"): _PAGE_VIEW,

@@ -1,0 +1,39 @@
+// The room screen: the clock and the time left, each table with its players and hand, and the
+// leaders; read again on every live frame of a table in play, and every 5 s.
+"use strict";
+(function () {
+  const room = document.getElementById("room");
+  const W = room.dataset;
+  const say = (phrase, values) => phrase.replace(/\{(\w+)\}/g, (m, k) => esc(values[k]));
+  const clock = new Intl.DateTimeFormat(document.documentElement.lang || "fr", {hour: "2-digit", minute: "2-digit", timeZone: W.timeZone});
+  let sockets = {}, pending = null;
+  function tick() {
+    document.getElementById("clock").textContent = clock.format(new Date());
+    const left = Math.ceil((new Date(W.ends) - Date.now()) / 60000);
+    document.getElementById("left").textContent = left > 0 ? say(W.left, {minutes: left}) : W.over;
+  }
+  async function refresh() {
+    const t = await api(`/api/soirees/${W.soiree}/tables`);
+    if (t.status === 200) {
+      const latest = {};
+      for (const tb of t.body.tables) if (!latest[tb.table] || tb.round > latest[tb.table].round) latest[tb.table] = tb;
+      const tables = Object.values(latest).sort((a, b) => a.table - b.table);
+      document.getElementById("tables").innerHTML = tables.map(tb => `<div class="room-table">
+        <b>${say(W.table, {table: tb.table})}</b>${tb.current_hand ? " · " + say(W.hand, {number: tb.current_hand.number}) : ""}
+        <ul>${tb.seats.map(s => `<li>${esc(s.player)}</li>`).join("")}</ul></div>`).join("") || `<p>${esc(W.waiting)}</p>`;
+      const playing = tables.filter(tb => tb.status === "playing").map(tb => tb.partie);
+      for (const p of Object.keys(sockets)) if (!playing.includes(p)) { sockets[p].stop(); delete sockets[p]; }
+      for (const p of playing) if (!sockets[p]) sockets[p] = liveSocket(`/ws/parties/${p}/`, soon);
+    }
+    const s = await api(`/api/soirees/${W.soiree}/standings`);
+    if (s.status === 200 && s.body.standings) {
+      document.getElementById("leaders").innerHTML = s.body.standings.players.slice(0, 8).map(r =>
+        `<li>${esc(r.player)} <b>${r.net > 0 ? "+" : ""}${r.net}</b></li>`).join("");
+    }
+  }
+  function soon() { if (!pending) pending = setTimeout(() => { pending = null; refresh(); }, 1000); }
+  tick();
+  setInterval(tick, 1000);
+  refresh();
+  setInterval(refresh, 5000);
+})();
