@@ -12,11 +12,13 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
 from config.errors import DomainError
 from games.models import Seat
+from ledger.models import Account
 
 from . import selectors, services
 from .models import Club, Membership, Registration, Season, Soiree, SoireeTable
@@ -112,7 +114,12 @@ class SoireeAdmin(admin.ModelAdmin):
     readonly_fields = ["status", "seating_seed", "opened_at", "closed_at", "live_tables",
                        "standings_table", "settlement_json"]
     exclude = ["standings", "settlement"]
-    actions = ["open_now", "close_now"]
+    actions = ["check_in_everyone", "open_now", "close_now"]
+
+    @admin.action(description="Check in every registered player (each gets his buy-in)")
+    def check_in_everyone(self, request: HttpRequest, queryset: QuerySet[Soiree]) -> None:
+        for soiree in queryset:
+            _check_in(self, request, soiree.registrations.filter(checked_in_at__isnull=True))
 
     @admin.action(description="Open now (seat the checked-in players and deal)")
     def open_now(self, request: HttpRequest, queryset: QuerySet[Soiree]) -> None:
@@ -152,7 +159,65 @@ class SoireeAdmin(admin.ModelAdmin):
             if obj.settlement else "—"
 
 
+def _check_in(model_admin: admin.ModelAdmin[Any], request: HttpRequest,
+              registrations: QuerySet[Registration]) -> None:
+    for registration in registrations.select_related("soiree", "user"):
+        try:
+            services.checkin(soiree=registration.soiree, user=registration.user,
+                             at=timezone.now())
+            model_admin.message_user(request, f"{registration.user} checked in at "
+                                              f"{registration.soiree}")
+        except DomainError as exc:
+            model_admin.message_user(request, f"{registration.user}: {exc}",
+                                     level=messages.ERROR)
+
+
+@admin.register(Registration)
+class RegistrationAdmin(admin.ModelAdmin):
+    """The door: who registered for which soirée, who is checked in, and the check-in."""
+
+    list_display = ["user", "soiree", "registered_at", "checked_in_at"]
+    list_filter = ["soiree", ("checked_in_at", admin.EmptyFieldListFilter)]
+    search_fields = ["user__username", "soiree__name"]
+    readonly_fields = ["registered_at", "checked_in_at"]
+    autocomplete_fields = ["user"]
+    actions = ["check_in"]
+
+    @admin.action(description="Check in the selected players (each gets his buy-in)")
+    def check_in(self, request: HttpRequest, queryset: QuerySet[Registration]) -> None:
+        _check_in(self, request, queryset.filter(checked_in_at__isnull=True))
+
+
 User = get_user_model()
+
+
+class WalletInline(admin.TabularInline):
+    """A player's wallets, with their balances and a link to each one's entries (its
+    statement); chips are granted or withdrawn from the account's page."""
+
+    model = Account
+    fk_name = "owner"
+    fields = ["club_key", "ref", "balance", "statement"]
+    readonly_fields = fields
+    extra = 0
+    verbose_name = "wallet"
+
+    @admin.display(description="Statement")
+    def statement(self, account: Account) -> str:
+        return format_html('<a href="{}?postings__account__id__exact={}">{}</a> · '
+                           '<a href="{}">{}</a>',
+                           reverse("admin:ledger_journalentry_changelist"), account.pk,
+                           "entries", reverse("admin:ledger_account_change", args=[account.pk]),
+                           "grant or withdraw")
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
 
 
 class PlayerMembershipInline(admin.TabularInline):
@@ -199,7 +264,7 @@ class PlayerAdmin(UserAdmin):
     """Players are users; their club memberships are edited with them. The list shows people
     unless bots are asked for (PlayerKindFilter), and the user pickers people only."""
 
-    inlines = [*UserAdmin.inlines, PlayerMembershipInline]
+    inlines = [*UserAdmin.inlines, PlayerMembershipInline, WalletInline]
     list_filter = [PlayerKindFilter, *UserAdmin.list_filter]
 
     def get_search_results(self, request: HttpRequest, queryset: QuerySet[Any],
