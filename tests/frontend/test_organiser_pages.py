@@ -185,7 +185,10 @@ def test_the_registration_list_offers_check_in_to_who_is_not_checked_in(
     assert sorted(rows) == ["alice", "bruno"]
     assert 'data-action="checkin" data-player="alice"' in rows["alice"]
     assert "pas encore pointé" in rows["alice"]
-    assert "pointé à 19:05" in rows["bruno"] and "data-action" not in rows["bruno"]
+    assert "pointé à 19:05" in rows["bruno"] and 'data-action="checkin"' not in rows["bruno"]
+    # A checked-in player is offered a rebuy and a cash-out instead.
+    assert 'data-action="rebuy"' in rows["bruno"] and 'data-action="cashout"' in rows["bruno"]
+    assert 'data-action="rebuy"' not in rows["alice"]
     assert "2 joueurs inscrits ; pointés : 1." in listed
     assert 'id="late-arrival"' in listed
 

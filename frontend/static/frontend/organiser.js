@@ -75,6 +75,28 @@
     });
   }
 
+  // Rebuys and cash-outs, through the ledger: each click carries its own request id, so a
+  // double click posts once; the player's chips are shown after it.
+  for (const button of root.querySelectorAll("button[data-action=rebuy], button[data-action=cashout]")) {
+    let requestId = crypto.randomUUID();
+    button.addEventListener("click", async () => {
+      const box = button.parentElement.querySelector(".error");
+      box.hidden = true;
+      button.disabled = true;
+      const answer = await api(`${base}/${button.dataset.action}`, {method: "POST",
+        body: JSON.stringify({player: button.dataset.player, request_id: requestId})});
+      button.disabled = false;
+      if (answer.status === 201) {
+        requestId = crypto.randomUUID();
+        const chips = root.querySelector(`[data-chips-of="${CSS.escape(button.dataset.player)}"]`);
+        if (chips) chips.textContent = words.chips.replace("{n}", answer.body.chips);
+      } else {
+        box.textContent = words.refused.replace("{detail}", answer.body.detail || JSON.stringify(answer.body));
+        box.hidden = false;
+      }
+    });
+  }
+
   // A late arrival: the same check-in registers him.
   const late = document.getElementById("late-arrival");
   if (late) {

@@ -1,0 +1,49 @@
+"""At the door, on the organiser's page: a rebuy and a cash-out, each through the ledger."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.utils import timezone
+from playwright.sync_api import Page, expect
+
+from ledger.models import JournalEntry
+from tournaments import services
+
+from .conftest import shot
+
+pytestmark = [pytest.mark.postgres, pytest.mark.browser]
+
+PASSWORD = "pw-for-tests"
+
+
+@pytest.mark.parametrize("live_server_process", ["embedded"], indirect=True)
+def test_the_organiser_rebuys_and_cashes_out_a_player(
+        live_server_process: Any, page: Page, django_user_model: Any, tmp_path: Path) -> None:
+    olga = django_user_model.objects.create_user("olga", password=PASSWORD)
+    alice = django_user_model.objects.create_user("alice", password=PASSWORD)
+    club = services.club_create(name="Cercle", slug="cercle", organiser=olga)
+    services.membership_add(club=club, user=alice, role="player")
+    now = timezone.now()
+    soiree = services.soiree_create(club=club, name="Jeudi", starts_at=now + timedelta(hours=1),
+                                    ends_at=now + timedelta(hours=3), game="comet", buy_in=40)
+    services.checkin(soiree=soiree, user=alice, at=now)
+    page.goto(f"{live_server_process.url}/accounts/login/?next=/soirees/{soiree.pk}/manage")
+    page.fill("#id_username", "olga")
+    page.fill("#id_password", PASSWORD)
+    page.click("button[type=submit]")
+    person = page.locator('li.person[data-player="alice"]')
+
+    person.get_by_role("button", name="Rebuy (40)").click()
+    expect(person.locator(".chips")).to_have_text("80 chips")
+    person.get_by_role("button", name="Cash out").click()
+    expect(person.locator(".chips")).to_have_text("0 chips")
+    shot(page, tmp_path, "door-rebuy-cash-out")
+
+    sources = list(JournalEntry.objects.filter(source__startswith=f"soiree:{soiree.pk}/")
+                   .order_by("id").values_list("source", flat=True))
+    assert sources == [f"soiree:{soiree.pk}/buy-in", f"soiree:{soiree.pk}/rebuy",
+                       f"soiree:{soiree.pk}/cash-out"]
