@@ -13,7 +13,7 @@ from games.engine.record import build_record
 from games.engine.verify import Discrepancy, verify_record
 from games.errors import HandNotOver
 from games.models import Hand, HandEvent, Invitation, Partie, Seat
-from games.services import store
+from games.services import chips, store
 from games.visibility import redact_events
 
 
@@ -129,3 +129,9 @@ def hand_verification(*, hand: Hand) -> dict[str, Any]:
 
 def replayed_events(hand: Hand) -> list[Event]:
     return [Event.from_dict(e) for e in store.events(hand)]
+
+
+def seat_chips(*, partie: Partie) -> dict[int, int]:
+    """Each seat's chips now, as the ledger holds them: a person's club wallet, a bot's wallet
+    of this table (public at the table: every seat's chips are shown)."""
+    return chips.wallet_balances(partie=partie, seats=list(partie.seats.all()))

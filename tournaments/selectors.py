@@ -7,6 +7,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import QuerySet
 
+from games import selectors as game_selectors
 from games.models import Hand, Partie
 
 from .models import Club, Membership, Registration, Soiree, SoireeTable
@@ -60,12 +61,14 @@ def soiree_tables(*, soiree: Soiree) -> list[dict[str, Any]]:
     for t in tables:
         partie: Partie = t.partie
         current = partie.hands.order_by("-number").first()
+        chips = game_selectors.seat_chips(partie=partie)
         out.append({
             "table": t.number,
             "round": t.round,
             "partie": str(partie.pk),
             "status": partie.status,
-            "seats": [{"seat": s.number, "player": s.player.get_username(), "bot": s.bot or None}
+            "seats": [{"seat": s.number, "player": s.player.get_username(), "bot": s.bot or None,
+                       "chips": chips[s.number]}
                       for s in partie.seats.select_related("player").order_by("number")],
             "hands_played": partie.hands.filter(status=Hand.Status.OVER).count(),
             "current_hand": None if current is None else {

@@ -111,6 +111,7 @@ class TableSeatSerializer(serializers.Serializer):
     seat = serializers.IntegerField()
     player = serializers.CharField()
     bot = serializers.CharField(allow_null=True, help_text="the bot's kind; null: a person")
+    chips = serializers.IntegerField(help_text="the seat's chips now")
 
 
 class CurrentHandSerializer(serializers.Serializer):
