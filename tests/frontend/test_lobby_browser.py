@@ -127,5 +127,9 @@ def test_a_player_accepts_an_invitation_on_a_phone_and_reads_the_lobby_in_englis
     shot(page, tmp_path, "lobby-6-desktop-fr-new-table")
     made.get_by_role("button", name="Annuler la table").click()
     expect(page.locator("#casual .panel", has_text="table de bruno")).to_have_count(0)
-    assert Partie.objects.get(created_by=bruno).status == Partie.Status.CANCELLED
+    made_partie = Partie.objects.get(created_by=bruno)
+    assert made_partie.status == Partie.Status.CANCELLED
+    # People's timings: 30 s a decision, and a Comet window a person can decide in.
+    assert (made_partie.move_timeout, made_partie.comet_window) == (
+        timedelta(seconds=30), timedelta(seconds=5))
     assert errors == []
