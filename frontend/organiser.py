@@ -48,7 +48,7 @@ def may_create_soirees(user: AbstractBaseUser | AnonymousUser) -> bool:
 @login_required
 def soiree_new(request: HttpRequest) -> HttpResponse:
     """The form that creates a soirée in one of the clubs the user organises. Its times are
-    the club's (settings.TIME_ZONE): the script sends them without an offset, and the API reads
+    the club's (its time_zone): the script sends them without an offset, and the API reads
     such a time in that zone."""
     if not may_create_soirees(request.user):
         raise PermissionDenied("only a club's organisers may create its soirées")
@@ -79,5 +79,5 @@ def soiree_manage(request: HttpRequest, soiree_id: int) -> HttpResponse:
         "move_timeout": soiree.move_timeout.total_seconds(),
         "tables": soiree_tables(soiree=soiree) if soiree.status != Soiree.Status.SCHEDULED
         else [],
-        "time_zone": settings.TIME_ZONE,
+        "time_zone": soiree.club.time_zone,
     })

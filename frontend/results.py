@@ -4,11 +4,11 @@ the soirée."""
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from tournaments import sheets
@@ -36,10 +36,11 @@ def _words() -> dict[str, str]:
 @login_required
 def results_page(request: HttpRequest, soiree_id: int) -> HttpResponse:
     soiree = _soiree(request, soiree_id)
-    return render(request, "frontend/results.html", {
-        "soiree": soiree, "players": (soiree.standings or {}).get("players", []),
-        "transfers": (soiree.settlement or {}).get("transfers", []),
-        "hands": sheets.hands_of(soiree)})
+    with timezone.override(soiree.club.zone()):  # the club's times
+        return render(request, "frontend/results.html", {
+            "soiree": soiree, "players": (soiree.standings or {}).get("players", []),
+            "transfers": (soiree.settlement or {}).get("transfers", []),
+            "hands": sheets.hands_of(soiree)})
 
 
 @login_required
@@ -47,7 +48,7 @@ def room_screen(request: HttpRequest, soiree_id: int) -> HttpResponse:
     """The room screen, for a projector: the clock, the tables, the leaders, all live."""
     soiree = _soiree(request, soiree_id)
     return render(request, "frontend/room.html",
-                  {"soiree": soiree, "time_zone": settings.TIME_ZONE})
+                  {"soiree": soiree, "time_zone": soiree.club.time_zone})
 
 
 @login_required

@@ -58,12 +58,13 @@ def lobby(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def soiree_page(request: HttpRequest, soiree_id: int) -> HttpResponse:
-    soiree = get_object_or_404(Soiree, pk=soiree_id)
+    soiree = get_object_or_404(Soiree.objects.select_related("club"), pk=soiree_id)
     if not (request.user.is_staff or request.user.is_superuser
             or has_role(request.user, soiree.club_id, *Membership.Role.values)):
         raise PermissionDenied("only the club's members may see this soirée")
-    return render(request, "frontend/soiree.html", {
-        "soiree": soiree, "may_manage": may_organise(request.user, soiree.club_id)})
+    with timezone.override(soiree.club.zone()):  # the club's times
+        return render(request, "frontend/soiree.html", {
+            "soiree": soiree, "may_manage": may_organise(request.user, soiree.club_id)})
 
 
 @login_required
@@ -79,12 +80,13 @@ def table_page(request: HttpRequest, hand_id: str) -> HttpResponse:
     live_path = (f"/ws/parties/{hand.partie_id}/" if seat is None
                  else f"/ws/parties/{hand.partie_id}/seats/{seat}/")
     partie = hand.partie
-    soiree_id = (SoireeTable.objects.filter(partie=partie)
-                 .values_list("soiree_id", flat=True).first())
+    place = SoireeTable.objects.filter(partie=partie).select_related("soiree__club").first()
     table = {
         "hand": str(hand.pk), "number": hand.number, "game": partie.game,
-        "live_path": live_path, "your_seat": seat, "soiree": soiree_id,
-        "time_zone": settings.TIME_ZONE,
+        "live_path": live_path, "your_seat": seat,
+        "soiree": place.soiree_id if place else None,
+        # Deadlines in the club's time zone (a casual table: the service's).
+        "time_zone": place.soiree.club.time_zone if place else settings.TIME_ZONE,
         "seats": [{"number": s.number, "name": s.player.get_username(), "bot": bool(s.bot),
                    "away": s.away}
                   for s in partie.seats.select_related("player").order_by("number")],

@@ -7,20 +7,35 @@ parties up and reads their results: games knows nothing of soirées.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
+
+
+def _valid_time_zone(name: str) -> None:
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValidationError(f"{name!r} is not a time zone (e.g. Europe/Paris)") from None
 
 
 class Club(models.Model):
     name = models.CharField(max_length=100)
     slug = models.SlugField(max_length=64, unique=True,
                             help_text="Also the club's key in the chip ledger")
+    time_zone = models.CharField(
+        max_length=64, default="Europe/Paris", validators=[_valid_time_zone],
+        help_text="Every page, sheet and the demo show the club's times in this zone")
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
         return self.name
+
+    def zone(self) -> ZoneInfo:
+        return ZoneInfo(self.time_zone)
 
 
 class Membership(models.Model):

@@ -66,8 +66,8 @@ def results_pdf(soiree: Soiree, *, words: dict[str, str]) -> bytes:
     pdf.set_font("Helvetica", "B", 16)
     pdf.cell(0, 10, _latin1(soiree.name), new_x="LMARGIN", new_y="NEXT")
     pdf.set_font("Helvetica", size=10)
-    start = timezone.localtime(soiree.opened_at or soiree.starts_at)
-    end = timezone.localtime(soiree.closed_at or soiree.ends_at)
+    start = timezone.localtime(soiree.opened_at or soiree.starts_at, soiree.club.zone())
+    end = timezone.localtime(soiree.closed_at or soiree.ends_at, soiree.club.zone())
     pdf.cell(0, 6, _latin1(f"{soiree.club.name} - {soiree.get_game_display()} - "
                            f"{start:%d/%m/%Y %H:%M} - {end:%H:%M}"),
              new_x="LMARGIN", new_y="NEXT")

@@ -3,7 +3,7 @@ as CSV, for the club's members."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -87,3 +87,20 @@ def test_the_arbiter_finds_every_finished_hand_by_player_and_game(
     # ana's Ma commère hand is still in play: nothing of it is listed.
     assert ana_s.context["page"].paginator.count == 0
     assert client.get("/hands/", {"soiree": "x", "page": "9"}).status_code == 200
+
+
+def test_the_soiree_s_pages_show_its_club_s_time_zone(client: Any, closed: Any) -> None:
+    soiree = closed["soiree"]
+    soiree.club.time_zone = "America/Montreal"
+    soiree.club.save(update_fields=["time_zone"])
+    Soiree.objects.filter(pk=soiree.pk).update(
+        starts_at=datetime(2031, 1, 17, 1, tzinfo=UTC),
+        ends_at=datetime(2031, 1, 17, 4, tzinfo=UTC))
+    client.force_login(closed["member"])
+
+    page = client.get(f"/soirees/{soiree.pk}/").content.decode()
+    sheet = client.get(f"/soirees/{soiree.pk}/results").content.decode()
+
+    # 01:00 UTC is 20:00 the evening before in Montréal.
+    assert "20:00–23:00" in page.replace("<span id=\"ends\">", "").replace("</span>", "")
+    assert "16/01/2031 20:00" in sheet

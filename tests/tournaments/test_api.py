@@ -116,3 +116,27 @@ def test_soirees_are_listed_a_page_at_a_time(club: Any, organiser: Any) -> None:
     assert len(first["results"]) == 2 and len(second["results"]) == 1
     assert {s["name"] for s in first["results"] + second["results"]} == {
         "Lundi", "Mardi", "Mercredi"}
+
+
+def test_a_soiree_s_times_without_an_offset_are_its_club_s(db: None, django_user_model: Any
+                                                          ) -> None:
+    from rest_framework.test import APIClient
+
+    from tournaments.models import Club, Membership
+
+    boss = django_user_model.objects.create_user("boss")
+    club = Club.objects.create(name="Montréal", slug="mtl", time_zone="America/Montreal")
+    Membership.objects.create(club=club, user=boss, role="organiser")
+    client = APIClient()
+    client.force_authenticate(boss)
+
+    answer = client.post("/api/soirees/", {
+        "club": "mtl", "name": "Hiver", "game": "comet",
+        "starts_at": "2031-01-16T20:00:00", "ends_at": "2031-01-16T23:00:00"}, format="json")
+
+    assert answer.status_code == 201, answer.content
+    # 20:00 in Montréal in January is 01:00 UTC the next day.
+    from datetime import UTC, datetime
+
+    assert datetime.fromisoformat(answer.json()["starts_at"]) == datetime(2031, 1, 17, 1,
+                                                                          tzinfo=UTC)

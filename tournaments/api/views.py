@@ -210,7 +210,11 @@ class SoireeListView(ListAPIView[Any]):
     @extend_schema(request=SoireeCreateSerializer, responses={201: SoireeSerializer})
     def post(self, request: Request) -> Response:
         data = SoireeCreateSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
+        # A time without an offset is the club's: read it in the club's time zone.
+        named = request.data.get("club") if isinstance(request.data, dict) else None
+        home = Club.objects.filter(slug=named).first() if isinstance(named, str) else None
+        with timezone.override(home.zone() if home else None):
+            data.is_valid(raise_exception=True)
         v: dict[str, Any] = dict(data.validated_data)
         # Named in the body, not the path: an unknown one is a refused field (400), not a 404.
         club = Club.objects.filter(slug=v.pop("club")).first()

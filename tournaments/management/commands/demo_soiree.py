@@ -50,7 +50,7 @@ class Command(BaseCommand):
         auditor.save()
         membership_add(club=club, user=auditor, role=Membership.Role.AUDITOR)
         soiree = soiree_create(
-            club=club, name=f"Soirée de démonstration {timezone.localtime(now):%H:%M}",
+            club=club, name=f"Soirée de démonstration {timezone.localtime(now, club.zone()):%H:%M}",
             starts_at=now,
             ends_at=now + timedelta(minutes=opts["minutes"]), game=opts["game"],
             buy_in=50, move_timeout=timedelta(seconds=opts["move_timeout"]),
@@ -72,7 +72,8 @@ class Command(BaseCommand):
             checkin(soiree=soiree, user=user, at=now)
         self.stdout.write(
             f"Soirée '{soiree.name}' ({soiree.game}) starts now and ends at "
-            f"{timezone.localtime(soiree.ends_at):%H:%M}: {opts['tables']} table(s) of bots"
+            f"{timezone.localtime(soiree.ends_at, club.zone()):%H:%M}: {opts['tables']} "
+            f"table(s) of bots"
             f"{' and a seat for ' + names[0] if names else ''}.\n"
             f"Watch it at http://127.0.0.1:8000/ (organiser: olga / olga-pass)."
         )
