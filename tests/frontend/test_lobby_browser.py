@@ -131,5 +131,5 @@ def test_a_player_accepts_an_invitation_on_a_phone_and_reads_the_lobby_in_englis
     assert made_partie.status == Partie.Status.CANCELLED
     # People's timings: 30 s a decision, and a Comet window a person can decide in.
     assert (made_partie.move_timeout, made_partie.comet_window) == (
-        timedelta(seconds=30), timedelta(seconds=5))
+        timedelta(seconds=30), timedelta(seconds=3))
     assert errors == []

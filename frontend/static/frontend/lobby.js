@@ -57,7 +57,7 @@
       buy_in: Number(fields.buy_in.value) || 0,
       // People's timings: a Comet window a person can decide in (it is the same for every
       // seat, so that its length never shows who holds the Comet).
-      move_timeout: 30, comet_window: 5, forced_move_delay: 1,
+      move_timeout: 30, comet_window: 3, forced_move_delay: 1,
     }, form.querySelector(".error"), [...form.querySelectorAll("button")]);
   });
 })();

@@ -55,10 +55,10 @@ class Command(BaseCommand):
             ends_at=now + timedelta(minutes=opts["minutes"]), game=opts["game"],
             buy_in=50, move_timeout=timedelta(seconds=opts["move_timeout"]),
             pause_between_hands=timedelta(seconds=opts["pause"]),
-            # A human-length Comet window: at a table with a person every decision where the
-            # Comet may be played waits it alike (its holder's own choice too), so that its
-            # timing never shows who holds the Comet.
-            forced_move_delay=timedelta(seconds=0.5), comet_window=timedelta(seconds=5),
+            # A Comet window a person can decide in, short enough for the runs to flow: at a
+            # table with a person every decision where the Comet may be played waits it alike
+            # (its holder's own choice too), so that its timing never shows who holds it.
+            forced_move_delay=timedelta(seconds=0.5), comet_window=timedelta(seconds=3),
             deals_per_partie=opts["deals"], bots_allowed=True, min_tables=opts["tables"],
             created_by=olga,
         )
