@@ -61,6 +61,16 @@ def results_pdf(request: HttpRequest, soiree_id: int) -> HttpResponse:
 
 
 @login_required
+def chips_chart(request: HttpRequest, soiree_id: int) -> HttpResponse:
+    """Each player's chips over the evening, hand by hand, as an SVG chart."""
+    soiree = _soiree(request, soiree_id)
+    svg = sheets.chips_chart_svg(soiree, title=_("Chips over the evening"))
+    answer = HttpResponse(svg, content_type="image/svg+xml; charset=utf-8")
+    answer["Cache-Control"] = "no-store"  # it grows with every hand
+    return answer
+
+
+@login_required
 def standings_csv(request: HttpRequest, soiree_id: int) -> HttpResponse:
     soiree = _soiree(request, soiree_id)
     answer = HttpResponse(sheets.standings_csv(soiree), content_type="text/csv; charset=utf-8")

@@ -10,6 +10,7 @@ urlpatterns = [
     path("soirees/<int:soiree_id>/manage", organiser.soiree_manage, name="soiree-manage"),
     path("soirees/<int:soiree_id>/room", results.room_screen, name="soiree-room"),
     path("soirees/<int:soiree_id>/results", results.results_page, name="soiree-results"),
+    path("soirees/<int:soiree_id>/chips.svg", results.chips_chart, name="soiree-chips-chart"),
     path("soirees/<int:soiree_id>/results.pdf", results.results_pdf, name="soiree-results-pdf"),
     path("soirees/<int:soiree_id>/standings.csv", results.standings_csv,
          name="soiree-standings-csv"),

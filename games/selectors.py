@@ -96,6 +96,16 @@ def view_of(*, hand: Hand, loaded: store.Loaded, seat: int | None,
     }
 
 
+def hand_results(*, parties: Iterable[Any]) -> list[dict[str, Any]]:
+    """The results of the parties' finished hands, in the order they ended: each hand's
+    partie, number, end and ``hand_over`` result (net per seat)."""
+    rows = (HandEvent.objects.filter(hand__partie__in=list(parties), type="hand_over")
+            .order_by("hand__ended_at", "hand__number")
+            .values_list("hand__partie_id", "hand__number", "hand__ended_at", "payload"))
+    return [{"partie": partie, "number": number, "ended_at": ended, "result": payload["result"]}
+            for partie, number, ended, payload in rows]
+
+
 def partie_results(*, partie: Partie) -> list[tuple[str, dict[str, Any]]]:
     """The partie's ``hand_over`` and ``comet`` events, as (type, payload), hand by hand: what
     a soirée's standings count."""

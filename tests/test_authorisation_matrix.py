@@ -100,6 +100,7 @@ EXPECTED: dict[tuple[str, str], dict[str, int]] = {
     ("PAGE", "/soirees/{soiree_id}/"): _PAGE_VIEW,
     ("PAGE", "/soirees/{soiree_id}/room"): _PAGE_VIEW,
     ("PAGE", "/soirees/{soiree_id}/results"): _PAGE_VIEW,
+    ("PAGE", "/soirees/{soiree_id}/chips.svg"): _PAGE_VIEW,
     ("PAGE", "/soirees/{soiree_id}/results.pdf"): _PAGE_VIEW,
     ("PAGE", "/soirees/{soiree_id}/standings.csv"): _PAGE_VIEW,
     ("PAGE", "/soirees/{soiree_id}/settlement.csv"): _PAGE_VIEW,

@@ -9,10 +9,11 @@ import io
 from typing import Any
 
 from django.utils import timezone
+from django.utils.html import escape
 from fpdf import FPDF
 
 from games import selectors as game_selectors
-from games.models import Hand
+from games.models import Hand, Partie
 
 from .models import Soiree
 
@@ -99,3 +100,66 @@ def results_pdf(soiree: Soiree, *, words: dict[str, str]) -> bytes:
                                f"{h['digest'] or '-'}  {h['id']}"),
                  new_x="LMARGIN", new_y="NEXT")
     return bytes(pdf.output())
+
+
+#: The chart's lines, one colour a player (repeated beyond ten).
+COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b",
+           "#e377c2", "#7f7f7f", "#bcbd22")
+
+
+def chips_over_the_evening(soiree: Soiree) -> dict[str, list[int]]:
+    """Each player's net chips after each hand of the evening (every table's hands, in the
+    order they ended): the standings' net, hand by hand."""
+    parties = list(Partie.objects.filter(soiree_table__soiree=soiree)
+                   .prefetch_related("seats__player"))
+    names = {p.pk: {s.number: s.player.get_username() for s in p.seats.all()} for p in parties}
+    lines: dict[str, list[int]] = {}
+    running: dict[str, int] = {}
+    results = game_selectors.hand_results(parties=parties)
+    for i, row in enumerate(results):
+        for seat, net in row["result"]["net"].items():
+            name = names[row["partie"]][int(seat)]
+            if name not in lines:
+                lines[name] = [0] * i
+            running[name] = running.get(name, 0) + net
+        for name in lines:
+            lines[name].append(running.get(name, 0))
+    return lines
+
+
+def chips_chart_svg(soiree: Soiree, *, title: str, width: int = 640,
+                    height: int = 260) -> str:
+    """The chips over the evening as an SVG line chart, drawn here (no script, no library)."""
+    lines = chips_over_the_evening(soiree)
+    hands = max((len(v) for v in lines.values()), default=0)
+    values = [n for v in lines.values() for n in v] or [0]
+    low, high = min(min(values), 0), max(max(values), 0)
+    span = (high - low) or 1
+    left, right, top, bottom = 40, 150, 24, 20
+    plot_w, plot_h = width - left - right, height - top - bottom
+
+    def x(i: int) -> float:
+        return left + (plot_w * i / max(hands - 1, 1))
+
+    def y(v: int) -> float:
+        return top + plot_h * (high - v) / span
+
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
+             f'role="img" aria-label="{escape(title)}" font-family="Georgia, serif" '
+             f'font-size="12">',
+             f'<title>{escape(title)}</title>',
+             f'<line x1="{left}" y1="{y(0):.1f}" x2="{left + plot_w}" y2="{y(0):.1f}" '
+             f'stroke="#999" stroke-dasharray="4 3"/>',
+             f'<text x="{left - 6}" y="{y(high) + 4:.1f}" text-anchor="end">{high}</text>',
+             f'<text x="{left - 6}" y="{y(low) + 4:.1f}" text-anchor="end">{low}</text>']
+    ranked = sorted(lines.items(), key=lambda item: -item[1][-1] if item[1] else 0)
+    for k, (name, points) in enumerate(ranked):
+        colour = COLOURS[k % len(COLOURS)]
+        start = hands - len(points)
+        path = " ".join(f"{x(start + i):.1f},{y(v):.1f}" for i, v in enumerate(points))
+        parts.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" '
+                     f'points="{path}"/>')
+        parts.append(f'<text x="{left + plot_w + 8}" y="{top + 14 * k + 10}" fill="{colour}">'
+                     f'{escape(name)} {points[-1] if points else 0:+d}</text>')
+    parts.append("</svg>")
+    return "".join(parts)

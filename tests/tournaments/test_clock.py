@@ -436,3 +436,12 @@ def test_the_results_sheet_holds_the_standings_the_settlement_and_every_hand_ver
     assert len(hands) == _hands(soiree).count() > 0
     assert all(h["ok"] and len(h["digest"]) == 64 for h in hands)
     assert pdf.startswith(b"%PDF") and len(pdf) > 1000
+    # The chart's lines end at the standings' nets (a Comet evening: no pot is shared at the
+    # end), one point a hand of the evening.
+    lines = sheets.chips_over_the_evening(soiree)
+    assert {name: points[-1] for name, points in lines.items()} == {
+        r["player"]: r["net"] for r in soiree.standings["players"]}
+    assert {len(points) for points in lines.values()} == {len(hands)}
+    svg = sheets.chips_chart_svg(soiree, title="Chips")
+    assert svg.startswith("<svg") and all(name in svg for name in lines)
+
