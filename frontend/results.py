@@ -5,23 +5,15 @@ the soirée."""
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from tournaments import sheets
-from tournaments.models import Membership, Soiree
-from tournaments.selectors import has_role
+from tournaments.models import Soiree
 
-
-def _soiree(request: HttpRequest, soiree_id: int) -> Soiree:
-    soiree = get_object_or_404(Soiree.objects.select_related("club"), pk=soiree_id)
-    if not (request.user.is_staff or request.user.is_superuser
-            or has_role(request.user, soiree.club_id, *Membership.Role.values)):
-        raise PermissionDenied("only the club's members may see this soirée")
-    return soiree
+from .access import viewable_soiree
 
 
 def _words() -> dict[str, str]:
@@ -35,7 +27,7 @@ def _words() -> dict[str, str]:
 
 @login_required
 def results_page(request: HttpRequest, soiree_id: int) -> HttpResponse:
-    soiree = _soiree(request, soiree_id)
+    soiree = viewable_soiree(request, soiree_id)
     with timezone.override(soiree.club.zone()):  # the club's times
         return render(request, "frontend/results.html", {
             "soiree": soiree, "players": (soiree.standings or {}).get("players", []),
@@ -46,24 +38,22 @@ def results_page(request: HttpRequest, soiree_id: int) -> HttpResponse:
 @login_required
 def room_screen(request: HttpRequest, soiree_id: int) -> HttpResponse:
     """The room screen, for a projector: the clock, the tables, the leaders, all live."""
-    soiree = _soiree(request, soiree_id)
+    soiree = viewable_soiree(request, soiree_id)
     return render(request, "frontend/room.html",
                   {"soiree": soiree, "time_zone": soiree.club.time_zone})
 
 
 @login_required
 def results_pdf(request: HttpRequest, soiree_id: int) -> HttpResponse:
-    soiree = _soiree(request, soiree_id)
-    pdf = sheets.results_pdf(soiree, words=_words())
-    answer = HttpResponse(pdf, content_type="application/pdf")
-    answer["Content-Disposition"] = f'attachment; filename="soiree-{soiree.pk}-results.pdf"'
-    return answer
+    soiree = viewable_soiree(request, soiree_id)
+    return _file(soiree, "results.pdf", "application/pdf",
+                 sheets.results_pdf(soiree, words=_words()))
 
 
 @login_required
 def chips_chart(request: HttpRequest, soiree_id: int) -> HttpResponse:
     """Each player's chips over the evening, hand by hand, as an SVG chart."""
-    soiree = _soiree(request, soiree_id)
+    soiree = viewable_soiree(request, soiree_id)
     svg = sheets.chips_chart_svg(soiree, title=_("Chips over the evening"))
     answer = HttpResponse(svg, content_type="image/svg+xml; charset=utf-8")
     answer["Cache-Control"] = "no-store"  # it grows with every hand
@@ -72,15 +62,19 @@ def chips_chart(request: HttpRequest, soiree_id: int) -> HttpResponse:
 
 @login_required
 def standings_csv(request: HttpRequest, soiree_id: int) -> HttpResponse:
-    soiree = _soiree(request, soiree_id)
-    answer = HttpResponse(sheets.standings_csv(soiree), content_type="text/csv; charset=utf-8")
-    answer["Content-Disposition"] = f'attachment; filename="soiree-{soiree.pk}-standings.csv"'
-    return answer
+    soiree = viewable_soiree(request, soiree_id)
+    return _file(soiree, "standings.csv", "text/csv; charset=utf-8", sheets.standings_csv(soiree))
 
 
 @login_required
 def settlement_csv(request: HttpRequest, soiree_id: int) -> HttpResponse:
-    soiree = _soiree(request, soiree_id)
-    answer = HttpResponse(sheets.settlement_csv(soiree), content_type="text/csv; charset=utf-8")
-    answer["Content-Disposition"] = f'attachment; filename="soiree-{soiree.pk}-settlement.csv"'
+    soiree = viewable_soiree(request, soiree_id)
+    return _file(soiree, "settlement.csv", "text/csv; charset=utf-8",
+                 sheets.settlement_csv(soiree))
+
+
+def _file(soiree: Soiree, name: str, content_type: str, content: str | bytes) -> HttpResponse:
+    """A file of the soirée's to download, named after it."""
+    answer = HttpResponse(content, content_type=content_type)
+    answer["Content-Disposition"] = f'attachment; filename="soiree-{soiree.pk}-{name}"'
     return answer

@@ -11,10 +11,9 @@ from datetime import date, datetime, time
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.text import slugify
@@ -22,13 +21,13 @@ from django.utils.translation import gettext as _
 
 from games.engine.registry import get_game
 from games.models import Game, Hand
-from games.permissions import may_view
 from games.selectors import hand_record, invitations_pending, seat_of
 from games.services.invitations import casual_max_buy_in
-from tournaments.models import Membership, Soiree, SoireeTable
-from tournaments.selectors import has_role, may_organise, soiree_list
+from tournaments.models import SoireeTable
+from tournaments.selectors import may_organise, soiree_list
 
 from . import selectors as lobby_reads
+from .access import viewable_hand, viewable_soiree
 from .organiser import may_create_soirees
 from .words import table_words
 
@@ -58,10 +57,7 @@ def lobby(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def soiree_page(request: HttpRequest, soiree_id: int) -> HttpResponse:
-    soiree = get_object_or_404(Soiree.objects.select_related("club"), pk=soiree_id)
-    if not (request.user.is_staff or request.user.is_superuser
-            or has_role(request.user, soiree.club_id, *Membership.Role.values)):
-        raise PermissionDenied("only the club's members may see this soirée")
+    soiree = viewable_soiree(request, soiree_id)
     with timezone.override(soiree.club.zone()):  # the club's times
         return render(request, "frontend/soiree.html", {
             "soiree": soiree, "may_manage": may_organise(request.user, soiree.club_id)})
@@ -71,10 +67,7 @@ def soiree_page(request: HttpRequest, soiree_id: int) -> HttpResponse:
 def table_page(request: HttpRequest, hand_id: str) -> HttpResponse:
     """The card table. The page gets the seats' names and the words it speaks here; the hand
     itself it reads through the API and its live channel, as any client would."""
-    hand = get_object_or_404(Hand.objects.select_related("partie"), pk=hand_id)
-    if not may_view(request.user, hand.partie):
-        raise PermissionDenied("only the club's members, or a casual table's players, may "
-                               "see this hand")
+    hand = viewable_hand(request, hand_id)
     # A seated viewer follows his seat's frames (his cards), anyone else the public ones.
     seat = seat_of(hand, request.user)
     live_path = (f"/ws/parties/{hand.partie_id}/" if seat is None
@@ -100,10 +93,7 @@ def table_page(request: HttpRequest, hand_id: str) -> HttpResponse:
 
 @login_required
 def audit_page(request: HttpRequest, hand_id: str) -> HttpResponse:
-    hand = get_object_or_404(Hand.objects.select_related("partie"), pk=hand_id)
-    if not may_view(request.user, hand.partie):
-        raise PermissionDenied("only the club's members, or a casual table's players, may "
-                               "see this hand")
+    hand = viewable_hand(request, hand_id)
     return render(request, "frontend/audit.html", {"hand": hand})
 
 
@@ -111,10 +101,7 @@ def audit_page(request: HttpRequest, hand_id: str) -> HttpResponse:
 def record_download(request: HttpRequest, hand_id: str) -> HttpResponse:
     """The hand's record as a file, exactly HAND_RECORD.md's JSON, which
     ``python -m games.engine.verify`` reads; published once the hand is over."""
-    hand = get_object_or_404(Hand.objects.select_related("partie", "secret"), pk=hand_id)
-    if not may_view(request.user, hand.partie):
-        raise PermissionDenied("only the club's members, or a casual table's players, may "
-                               "see this hand")
+    hand = viewable_hand(request, hand_id, "secret")
     if hand.status != Hand.Status.OVER:
         return HttpResponse(_("The record is published once the hand is over."), status=409,
                             content_type="text/plain; charset=utf-8")

@@ -1,0 +1,33 @@
+"""Who may open a page: one check per kind of thing shown, shared by the pages. A hand is seen
+as games.permissions says; a soirée by its club's members and staff."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest
+from django.shortcuts import get_object_or_404
+
+from games.models import Hand
+from games.permissions import may_view
+from tournaments.models import Membership, Soiree
+from tournaments.selectors import has_role
+
+
+def viewable_hand(request: HttpRequest, hand_id: Any, *related: str) -> Hand:
+    """The hand, with its partie (and ``related``), if the requester may see it."""
+    hand = get_object_or_404(Hand.objects.select_related("partie", *related), pk=hand_id)
+    if not may_view(request.user, hand.partie):
+        raise PermissionDenied("only the club's members, or a casual table's players, may "
+                               "see this hand")
+    return hand
+
+
+def viewable_soiree(request: HttpRequest, soiree_id: int) -> Soiree:
+    """The soirée, with its club, if the requester is one of the club's members (or staff)."""
+    soiree = get_object_or_404(Soiree.objects.select_related("club"), pk=soiree_id)
+    if not (request.user.is_staff or request.user.is_superuser
+            or has_role(request.user, soiree.club_id, *Membership.Role.values)):
+        raise PermissionDenied("only the club's members may see this soirée")
+    return soiree
