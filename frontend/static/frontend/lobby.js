@@ -2,32 +2,20 @@
 // own casual table, make one. Each then reloads the page, which reads everything anew (or opens
 // the table, when it starts at once); a
 // refusal shows the API's own detail. The words come from the page (#lobby's data attributes),
-// in its language; api() is base.html's (it sends the CSRF token).
+// in its language; postAction() is base.html's.
 (() => {
   const lobby = document.getElementById("lobby");
   const words = lobby.dataset;
 
-  async function post(path, body, errorBox, buttons) {
-    buttons.forEach(b => { b.disabled = true; });
-    errorBox.hidden = true;
-    let answer;
-    try {
-      answer = await api(path, {method: "POST", body: JSON.stringify(body)});
-    } catch (e) {
-      answer = null;
-    }
-    if (answer && answer.status >= 200 && answer.status < 300) {
-      // A table that starts now (everyone accepted) is opened at its first hand.
-      const hands = answer.body.hands || [];
-      if (answer.body.status === "playing" && hands.length) location.href = `/hands/${hands[hands.length - 1].id}/`;
-      else location.reload();
-      return;
-    }
-    errorBox.textContent = answer && answer.body.detail
-      ? words.refused.replace("{detail}", answer.body.detail) : words.unreachable;
-    errorBox.hidden = false;
-    buttons.forEach(b => { b.disabled = false; });
+  // A table that starts now (everyone accepted) is opened at its first hand; otherwise the
+  // page is read anew.
+  function opened(partie) {
+    const hands = partie.hands || [];
+    if (partie.status === "playing" && hands.length) location.href = `/hands/${hands[hands.length - 1].id}/`;
+    else location.reload();
   }
+  const post = (path, body, errorBox, buttons) =>
+    postAction(path, body, errorBox, buttons, words, opened);
 
   // Accept or decline an invitation; close a casual table one made.
   for (const panel of lobby.querySelectorAll("[data-partie]")) {

@@ -1,29 +1,13 @@
 // The organiser's pages (organiser.py): every action is a call to the soirée API, as any
 // client's. On success the page is read anew (or, for a new soirée, its manage page); a refusal
 // shows the API's own detail beside the action. The words come from #organiser's data
-// attributes, in the page's language; api() is base.html's (it sends the CSRF token).
+// attributes, in the page's language; postAction() is base.html's.
 (() => {
   const root = document.getElementById("organiser");
   const words = root.dataset;
 
-  async function post(path, body, errorBox, buttons, done) {
-    buttons.forEach(b => { b.disabled = true; });
-    errorBox.hidden = true;
-    let answer;
-    try {
-      answer = await api(path, {method: "POST", body: JSON.stringify(body)});
-    } catch (e) {
-      answer = null;
-    }
-    if (answer && answer.status >= 200 && answer.status < 300) {
-      done(answer.body);
-      return;
-    }
-    errorBox.textContent = answer && answer.body.detail
-      ? words.refused.replace("{detail}", answer.body.detail) : words.unreachable;
-    errorBox.hidden = false;
-    buttons.forEach(b => { b.disabled = false; });
-  }
+  const post = (path, body, errorBox, buttons, done) =>
+    postAction(path, body, errorBox, buttons, words, done);
   const reload = () => location.reload();
 
   // A new soirée. The times are sent as the inputs give them, without an offset: the API
@@ -79,21 +63,14 @@
   // double click posts once; the player's chips are shown after it.
   for (const button of root.querySelectorAll("button[data-action=rebuy], button[data-action=cashout]")) {
     let requestId = crypto.randomUUID();
-    button.addEventListener("click", async () => {
-      const box = button.parentElement.querySelector(".error");
-      box.hidden = true;
-      button.disabled = true;
-      const answer = await api(`${base}/${button.dataset.action}`, {method: "POST",
-        body: JSON.stringify({player: button.dataset.player, request_id: requestId})});
-      button.disabled = false;
-      if (answer.status === 201) {
-        requestId = crypto.randomUUID();
-        const chips = root.querySelector(`[data-chips-of="${CSS.escape(button.dataset.player)}"]`);
-        if (chips) chips.textContent = words.chips.replace("{n}", answer.body.chips);
-      } else {
-        box.textContent = words.refused.replace("{detail}", answer.body.detail || JSON.stringify(answer.body));
-        box.hidden = false;
-      }
+    button.addEventListener("click", () => {
+      post(`${base}/${button.dataset.action}`,
+           {player: button.dataset.player, request_id: requestId},
+           button.parentElement.querySelector(".error"), [button], answer => {
+             requestId = crypto.randomUUID();
+             const chips = root.querySelector(`[data-chips-of="${CSS.escape(button.dataset.player)}"]`);
+             if (chips) chips.textContent = words.chips.replace("{n}", answer.chips);
+           });
     });
   }
 
