@@ -141,7 +141,8 @@ def replayed_events(hand: Hand) -> list[Event]:
     return [Event.from_dict(e) for e in store.events(hand)]
 
 
-def seat_chips(*, partie: Partie) -> dict[int, int]:
-    """Each seat's chips now, as the ledger holds them: a person's club wallet, a bot's wallet
-    of this table (public at the table: every seat's chips are shown)."""
-    return chips.wallet_balances(partie=partie, seats=list(partie.seats.all()))
+def seats_chips(*, seats: Iterable[Seat]) -> dict[int, int]:
+    """Each seat's chips now (by the seat's pk), as the ledger holds them: a person's club
+    wallet, a bot's wallet of its table (public at the table: every seat's chips are shown).
+    One query, however many parties the seats are at."""
+    return chips.seats_balances(seats=list(seats))

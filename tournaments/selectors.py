@@ -56,20 +56,21 @@ def soiree_list(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Soiree]:
 def soiree_tables(*, soiree: Soiree) -> list[dict[str, Any]]:
     """The live tables: each partie, its seats, its hand in progress (public facts only)."""
     out = []
-    tables = SoireeTable.objects.filter(soiree=soiree).select_related("partie").order_by(
-        "number", "round")
+    tables = list(SoireeTable.objects.filter(soiree=soiree).select_related("partie").order_by(
+        "number", "round"))
+    seats = {t.pk: list(t.partie.seats.select_related("player", "partie").order_by("number"))
+             for t in tables}
+    chips = game_selectors.seats_chips(seats=[s for row in seats.values() for s in row])
     for t in tables:
         partie: Partie = t.partie
         current = partie.hands.order_by("-number").first()
-        chips = game_selectors.seat_chips(partie=partie)
         out.append({
             "table": t.number,
             "round": t.round,
             "partie": str(partie.pk),
             "status": partie.status,
             "seats": [{"seat": s.number, "player": s.player.get_username(), "bot": s.bot or None,
-                       "chips": chips[s.number]}
-                      for s in partie.seats.select_related("player").order_by("number")],
+                       "chips": chips[s.pk]} for s in seats[t.pk]],
             "hands_played": partie.hands.filter(status=Hand.Status.OVER).count(),
             "current_hand": None if current is None else {
                 "hand": str(current.pk), "number": current.number, "status": current.status,

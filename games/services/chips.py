@@ -15,7 +15,7 @@ from django.contrib.auth.models import AbstractBaseUser
 
 from games.models import Hand, HandEvent, Partie, Seat
 from ledger import services as ledger
-from ledger.models import Account, JournalEntry
+from ledger.models import Account, AccountKind, JournalEntry
 from ledger.services import EntryRequest
 
 #: A partie's pot in the ledger: the account of kind pot whose ref is this and the partie's id.
@@ -95,6 +95,18 @@ class Accounts:
         by_id = {self[side].pk: side for side in sides}
         found = Account.objects.filter(pk__in=by_id).values_list("pk", "balance")
         return {by_id[pk]: balance for pk, balance in found}
+
+
+def seats_balances(*, seats: Sequence[Seat]) -> dict[int, int]:
+    """Each seat's chips (by the seat's pk), for seats of many parties, in one query: a
+    person's club wallet, a bot's wallet of its table. A seat without a wallet holds 0."""
+    clubs = {s.partie.club_key for s in seats}
+    found = {(a["club_key"], a["owner_id"], a["ref"]): a["balance"] for a in
+             Account.objects.filter(kind=AccountKind.WALLET, club_key__in=clubs,
+                                    owner_id__in={s.player_id for s in seats})
+             .values("club_key", "owner_id", "ref", "balance")}
+    return {s.pk: found.get((s.partie.club_key, s.player_id,
+                             bot_wallet_ref(s.partie) if s.bot else ""), 0) for s in seats}
 
 
 def wallet_balances(*, partie: Partie, seats: Sequence[Seat]) -> dict[int, int]:

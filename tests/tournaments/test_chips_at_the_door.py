@@ -96,3 +96,18 @@ def test_no_cash_out_while_seated_at_a_table_in_play(evening: Any, club: Any) ->
 
     assert (answer.status_code, answer.json()["error"]) == (409, "soiree_state")
     assert "seated at a table in play" in answer.json()["detail"]
+
+
+def test_the_tables_show_each_seat_s_chips_as_the_ledger_holds_them(evening: Any) -> None:
+    soiree = evening["soiree"]
+    services.soiree_open(soiree=soiree, at=timezone.now())
+
+    tables = evening["client"].get(f"/api/soirees/{soiree.pk}/tables").json()["tables"]
+
+    shown = [(t["partie"], s["player"], s["bot"], s["chips"]) for t in tables
+             for s in t["seats"]]
+    assert shown and any(bot for _, _, bot, _ in shown) and any(not b for _, _, b, _ in shown)
+    for partie, player, bot, chips in shown:
+        wallet = Account.objects.get(club_key="cercle", kind="wallet", owner__username=player,
+                                     ref=f"partie:{partie}" if bot else "")
+        assert chips == wallet.balance
