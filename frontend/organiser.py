@@ -1,4 +1,4 @@
-"""The organiser's pages: create a soirée, and run it at the door (registrations, check-in,
+"""The organiser's pages: create and change a soirée, and run it at the door (registrations, check-in,
 late arrivals, open and close, the seating to print).
 
 Like the other pages they only read: every action is the page's script calling the soirée API
@@ -58,9 +58,32 @@ def soiree_new(request: HttpRequest) -> HttpResponse:
         "games": Game.choices,
         "starts": starts.strftime(LOCAL_INPUT),
         "ends": (starts + DEFAULT_LENGTH).strftime(LOCAL_INPUT),
+        "move_timeout": 30, "buy_in": 50, "deals": "", "bots_allowed": True,
         "max_buy_in": MAX_BUY_IN,
         "max_hands": MAX_HANDS,
         "time_zone": settings.TIME_ZONE,
+    })
+
+
+@login_required
+def soiree_edit(request: HttpRequest, soiree_id: int) -> HttpResponse:
+    """The same form, filled with a soirée not yet open; the script sends only a PATCH of it."""
+    soiree = get_object_or_404(Soiree.objects.select_related("club"), pk=soiree_id)
+    if not may_organise(request.user, soiree.club_id):
+        raise PermissionDenied("only the club's organisers may change this soirée")
+    zone = soiree.club.zone()
+    return render(request, "frontend/soiree_new.html", {
+        "soiree": soiree,
+        "editable": soiree.status == Soiree.Status.SCHEDULED,
+        "games": Game.choices,
+        "starts": timezone.localtime(soiree.starts_at, zone).strftime(LOCAL_INPUT),
+        "ends": timezone.localtime(soiree.ends_at, zone).strftime(LOCAL_INPUT),
+        "move_timeout": f"{soiree.move_timeout.total_seconds():g}",
+        "buy_in": soiree.buy_in, "deals": soiree.deals_per_partie or "",
+        "bots_allowed": soiree.bots_allowed,
+        "max_buy_in": MAX_BUY_IN,
+        "max_hands": MAX_HANDS,
+        "time_zone": soiree.club.time_zone,
     })
 
 

@@ -7,6 +7,7 @@ urlpatterns = [
     path("", views.lobby, name="lobby"),
     path("soirees/new", organiser.soiree_new, name="soiree-new"),
     path("soirees/<int:soiree_id>/", views.soiree_page, name="soiree-page"),
+    path("soirees/<int:soiree_id>/edit", organiser.soiree_edit, name="soiree-edit"),
     path("soirees/<int:soiree_id>/manage", organiser.soiree_manage, name="soiree-manage"),
     path("soirees/<int:soiree_id>/room", results.room_screen, name="soiree-room"),
     path("soirees/<int:soiree_id>/results", results.results_page, name="soiree-results"),

@@ -96,6 +96,32 @@ def soiree_create(
     )
 
 
+#: What an organiser may change before the soirée opens (``soiree_update``).
+EDITABLE = ("name", "starts_at", "ends_at", "game", "options", "buy_in", "move_timeout",
+            "pause_between_hands", "forced_move_delay", "comet_window", "deals_per_partie",
+            "bots_allowed", "bot_kind", "min_tables", "season")
+
+
+def soiree_update(*, soiree: Soiree, **changes: Any) -> Soiree:
+    """Change a soirée that has not opened yet. Once its tables are seated its rules and times
+    are those its parties were started with, so an open or closed one is refused."""
+    unknown = set(changes) - set(EDITABLE)
+    if unknown:
+        raise SoireeError(f"these cannot be changed: {', '.join(sorted(unknown))}")
+    with transaction.atomic():
+        soiree = Soiree.objects.select_for_update().get(pk=soiree.pk)
+        if soiree.status != Soiree.Status.SCHEDULED:
+            raise SoireeState(f"this soirée is {soiree.status}: only a soirée not yet open can "
+                              f"be changed")
+        for key, value in changes.items():
+            setattr(soiree, key, value)
+        soiree_check(starts_at=soiree.starts_at, ends_at=soiree.ends_at, game=soiree.game,
+                     options=soiree.options, move_timeout=soiree.move_timeout,
+                     bot_kind=soiree.bot_kind)
+        soiree.save(update_fields=list(changes))
+        return soiree
+
+
 def registration_add(*, soiree: Soiree, user: AbstractBaseUser) -> Registration:
     if not Membership.objects.filter(club=soiree.club, user=user).exists():
         raise NotMember(f"{user.get_username()} is not a member of {soiree.club}")

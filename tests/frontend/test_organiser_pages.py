@@ -275,3 +275,78 @@ def test_the_organiser_pages_speak_english_on_request(
     assert "Time to move (seconds)" in form and "Nouvelle soirée" not in form
     assert "16 January 2031, 19:30" in manage and "40 chips" in manage
     assert "Check in" in manage and "not checked in" in manage and "Pointer" not in manage
+
+
+def test_the_edit_form_shows_the_soiree_s_values_in_the_club_s_time(
+        client: Any, organiser: Any, soiree: Soiree) -> None:
+    client.force_login(organiser)
+
+    manage = client.get(f"/soirees/{soiree.pk}/manage").content.decode()
+    page = client.get(f"/soirees/{soiree.pk}/edit").content.decode()
+
+    assert f'href="/soirees/{soiree.pk}/edit"' in manage
+    assert 'value="Jeudi de la Comète"' in page
+    assert 'name="starts_at" type="datetime-local" value="2031-01-16T19:30"' in page
+    assert 'value="45"' in page and 'value="40"' in page and 'value="6"' in page
+    assert f'data-soiree="{soiree.pk}"' in page and "Enregistrer les modifications" in page
+    assert 'name="club"' not in page  # a soirée stays in its club
+
+
+def test_an_organiser_changes_a_soiree_not_yet_open(client: Any, organiser: Any,
+                                                    soiree: Soiree) -> None:
+    client.force_login(organiser)
+
+    answer = client.patch(f"/api/soirees/{soiree.pk}/", {
+        "name": "Jeudi des Lumières", "ends_at": "2031-01-16T23:00", "buy_in": 60,
+        "move_timeout": 20, "deals_per_partie": None, "bots_allowed": False,
+    }, content_type="application/json")
+
+    assert answer.status_code == 200, answer.content
+    soiree.refresh_from_db()
+    assert soiree.name == "Jeudi des Lumières"
+    assert soiree.ends_at == datetime(2031, 1, 16, 23, 0, tzinfo=PARIS)
+    assert soiree.starts_at == datetime(2031, 1, 16, 18, 30, tzinfo=UTC)  # not sent: kept
+    assert (soiree.buy_in, soiree.move_timeout, soiree.deals_per_partie,
+            soiree.bots_allowed) == (60, timedelta(seconds=20), None, False)
+
+
+@pytest.mark.parametrize("body, field", [
+    ({"ends_at": "2031-01-16T19:00"}, "must end after it starts"),  # before 19:30 Paris
+    ({"buy_in": -5}, "buy_in"),
+    ({"game": "whist"}, "game"),
+    ({"club": "autre", "name": ""}, "name"),
+])
+def test_a_wrong_change_is_refused_and_changes_nothing(
+        client: Any, organiser: Any, soiree: Soiree, body: dict[str, Any], field: str) -> None:
+    client.force_login(organiser)
+    before = Soiree.objects.filter(pk=soiree.pk).values().get()
+
+    answer = client.patch(f"/api/soirees/{soiree.pk}/", body, content_type="application/json")
+
+    assert answer.status_code == 400, answer.content
+    assert field in answer.content.decode()
+    assert Soiree.objects.filter(pk=soiree.pk).values().get() == before
+
+
+def test_an_open_soiree_cannot_be_changed_and_only_organisers_change_one(
+        client: Any, organiser: Any, members: list[Any], soiree: Soiree) -> None:
+    client.force_login(members[0])
+    answer = client.patch(f"/api/soirees/{soiree.pk}/", {"name": "Mine"},
+                          content_type="application/json")
+    assert answer.status_code == 403
+    assert client.get(f"/soirees/{soiree.pk}/edit").status_code == 403
+
+    for member in members[:2]:
+        checkin(soiree=soiree, user=member, at=timezone.now())
+    soiree_open(soiree=soiree, at=timezone.now())
+    client.force_login(organiser)
+    answer = client.patch(f"/api/soirees/{soiree.pk}/", {"name": "Trop tard"},
+                          content_type="application/json")
+    assert answer.status_code == 409, answer.content
+    assert "only a soirée not yet open can be changed" in answer.json()["detail"]
+    soiree.refresh_from_db()
+    assert soiree.name == "Jeudi de la Comète"
+    page = client.get(f"/soirees/{soiree.pk}/edit").content.decode()
+    assert "<fieldset disabled>" in page
+    assert f'href="/soirees/{soiree.pk}/edit"' not in client.get(
+        f"/soirees/{soiree.pk}/manage").content.decode()

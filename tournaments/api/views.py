@@ -221,15 +221,25 @@ class SoireeListView(ListAPIView[Any]):
         if club is None:
             raise serializers.ValidationError({"club": ["no such club"]})
         _organiser(request, club)
+        _durations(v)
         season = v.pop("season")
         season_obj = Season.objects.filter(pk=season, club=club).first() if season else None
         if season and season_obj is None:
             raise serializers.ValidationError({"season": [f"no season {season} in {club.name}"]})
-        for key in ("move_timeout", "pause_between_hands", "forced_move_delay", "comet_window"):
-            v[key] = timedelta(seconds=v[key])
         soiree = services.soiree_create(club=club, season=season_obj, created_by=request.user,
                                         **v)
         return Response(SoireeSerializer(soiree).data, status=status.HTTP_201_CREATED)
+
+
+class SoireeUpdateSerializer(SoireeCreateSerializer):
+    club = None  # type: ignore[assignment]  # a soirée stays in its club
+
+
+def _durations(v: dict[str, Any]) -> dict[str, Any]:
+    for key in ("move_timeout", "pause_between_hands", "forced_move_delay", "comet_window"):
+        if key in v:
+            v[key] = timedelta(seconds=v[key])
+    return v
 
 
 class SoireeDetailView(APIView):
@@ -237,6 +247,24 @@ class SoireeDetailView(APIView):
     def get(self, request: Request, soiree_id: int) -> Response:
         soiree = _soiree(soiree_id)
         _member(request, soiree)
+        return Response(SoireeSerializer(soiree).data)
+
+    @extend_schema(request=SoireeUpdateSerializer, responses=SoireeSerializer)
+    def patch(self, request: Request, soiree_id: int) -> Response:
+        """An organiser changes a soirée that has not opened yet (only the fields sent)."""
+        soiree = _soiree(soiree_id)
+        _organiser(request, soiree.club)
+        data = SoireeUpdateSerializer(data=request.data, partial=True)
+        with timezone.override(soiree.club.zone()):  # a time without offset is the club's
+            data.is_valid(raise_exception=True)
+        v = _durations(dict(data.validated_data))
+        if "season" in v:
+            season = v["season"]
+            v["season"] = Season.objects.filter(pk=season, club=soiree.club).first()
+            if season and v["season"] is None:
+                raise serializers.ValidationError(
+                    {"season": [f"no season {season} in {soiree.club.name}"]})
+        soiree = services.soiree_update(soiree=soiree, **v)
         return Response(SoireeSerializer(soiree).data)
 
 

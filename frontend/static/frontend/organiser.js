@@ -6,19 +6,20 @@
   const root = document.getElementById("organiser");
   const words = root.dataset;
 
-  const post = (path, body, errorBox, buttons, done) =>
-    postAction(path, body, errorBox, buttons, words, done);
+  const post = (path, body, errorBox, buttons, done, method) =>
+    postAction(path, body, errorBox, buttons, words, done, method);
   const reload = () => location.reload();
 
-  // A new soirée. The times are sent as the inputs give them, without an offset: the API
-  // reads them in the club's time zone, the one the form names.
-  const create = document.getElementById("new-soiree");
-  if (create) {
-    create.addEventListener("submit", event => {
+  // A new soirée, or a change to one not yet open (a PATCH of the same fields). The times are
+  // sent as the inputs give them, without an offset: the API reads them in the club's time
+  // zone, the one the form names.
+  const form = document.getElementById("new-soiree");
+  if (form) {
+    form.addEventListener("submit", event => {
       event.preventDefault();
-      const f = create.elements;
-      post("/api/soirees/", {
-        club: f.club.value,
+      const f = form.elements;
+      const editing = form.dataset.soiree;
+      const body = {
         name: f.name.value.trim(),
         game: f.game.value,
         starts_at: f.starts_at.value,
@@ -27,8 +28,12 @@
         buy_in: Number(f.buy_in.value),
         deals_per_partie: f.deals_per_partie.value ? Number(f.deals_per_partie.value) : null,
         bots_allowed: f.bots_allowed.checked,
-      }, create.querySelector(".error"), [...create.querySelectorAll("button")],
-      soiree => { location.href = create.dataset.manage.replace("/0/", `/${soiree.id}/`); });
+      };
+      if (!editing) body.club = f.club.value;
+      const manage = id => { location.href = form.dataset.manage.replace("/0/", `/${id}/`); };
+      post(editing ? `/api/soirees/${editing}/` : "/api/soirees/", body,
+           form.querySelector(".error"), [...form.querySelectorAll("button")],
+           soiree => manage(soiree.id), editing ? "PATCH" : "POST");
     });
   }
 
