@@ -1,5 +1,5 @@
-"""The organiser's pages: create and change a soirée, and run it at the door (registrations, check-in,
-late arrivals, open and close, the seating to print).
+"""The organiser's pages: create and change a soirée, and run it at the door (registrations,
+check-in, late arrivals, open and close, the seating to print).
 
 Like the other pages they only read: every action is the page's script calling the soirée API
 (tournaments/api/views.py), which checks the organiser's role again and answers its refusals
