@@ -9,6 +9,7 @@ with a ``detail`` the page shows beside the action.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
@@ -22,11 +23,18 @@ from games.models import Game
 from games.services import MAX_BUY_IN, MAX_HANDS
 from tournaments.models import Soiree
 from tournaments.selectors import (
+    announcements,
     clubs_organised,
     may_organise,
     registration_list,
     soiree_tables,
 )
+
+
+def tables_now(tables: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each table's latest partie, from ``soiree_tables``' rows (ordered by table, round)."""
+    latest = {t["table"]: t for t in tables}
+    return [latest[n] for n in sorted(latest)]
 
 #: The new soirée's defaults: it starts at the next full hour and lasts this long.
 DEFAULT_LENGTH = timedelta(hours=3)
@@ -95,12 +103,14 @@ def soiree_manage(request: HttpRequest, soiree_id: int) -> HttpResponse:
     if not may_organise(request.user, soiree.club_id):
         raise PermissionDenied("only the club's organisers may run this soirée")
     registrations = list(registration_list(soiree=soiree))
+    tables = soiree_tables(soiree=soiree)
     return render(request, "frontend/soiree_manage.html", {
         "soiree": soiree,
         "registrations": registrations,
         "checked_in": sum(1 for r in registrations if r.checked_in_at),
         "move_timeout": soiree.move_timeout.total_seconds(),
-        "tables": soiree_tables(soiree=soiree) if soiree.status != Soiree.Status.SCHEDULED
-        else [],
+        "tables": tables if soiree.status != Soiree.Status.SCHEDULED else [],
+        "tables_now": [t for t in tables_now(tables) if t["status"] == "playing"],
+        "announcements": announcements(soiree=soiree),
         "time_zone": soiree.club.time_zone,
     })

@@ -78,6 +78,7 @@ def table_page(request: HttpRequest, hand_id: str) -> HttpResponse:
         "hand": str(hand.pk), "number": hand.number, "game": partie.game,
         "live_path": live_path, "your_seat": seat,
         "soiree": place.soiree_id if place else None,
+        "table_number": place.number if place else None,
         # Deadlines in the club's time zone (a casual table: the service's).
         "time_zone": place.soiree.club.time_zone if place else settings.TIME_ZONE,
         "seats": [{"number": s.number, "name": s.player.get_username(), "bot": bool(s.bot),

@@ -135,6 +135,7 @@ def table_words() -> dict[str, Any]:
         "result_net": _("{name}: {net}"),
         "next_hand": _("Next hand ({n}) →"),
         "next_partie": _("Your next partie at this table →"),
+        "next_partie_at": _("Your next partie: table {n} →"),
         "partie_over": _("The partie is over."),
         "refused": _("Refused: {detail}"),
         "reload": _("Somebody played first: the table has been brought up to date."),

@@ -77,6 +77,10 @@ EXPECTED: dict[tuple[str, str], dict[str, int]] = {
     ("POST", "/api/soirees/{soiree_id}/register"): _REGISTER,
     ("POST", "/api/soirees/{soiree_id}/checkin"): _ORGANISER_400,
     ("POST", "/api/soirees/{soiree_id}/rebuy"): _ORGANISER_400,
+    ("POST", "/api/soirees/{soiree_id}/seats"): _ORGANISER_400,
+    ("GET", "/api/soirees/{soiree_id}/announcements"): _VIEW,
+    ("POST", "/api/soirees/{soiree_id}/announcements"): _ORGANISER_400,
+    ("PATCH", "/api/soirees/{soiree_id}/"): _ORGANISER_ONLY,  # an empty change: nothing done
     ("POST", "/api/soirees/{soiree_id}/cashout"): _ORGANISER_400,
     ("POST", "/api/soirees/{soiree_id}/open"): _ORGANISER_ONLY,
     ("POST", "/api/soirees/{soiree_id}/close"): _ORGANISER_ONLY,
@@ -105,6 +109,7 @@ EXPECTED: dict[tuple[str, str], dict[str, int]] = {
     ("PAGE", "/soirees/{soiree_id}/standings.csv"): _PAGE_VIEW,
     ("PAGE", "/soirees/{soiree_id}/settlement.csv"): _PAGE_VIEW,
     ("PAGE", "/soirees/{soiree_id}/manage"): _PAGE_ORGANISER,
+    ("PAGE", "/soirees/{soiree_id}/edit"): _PAGE_ORGANISER,
     ("PAGE", "/hands/"): _PAGE,
     ("PAGE", "/hands/{hand_id}/"): _PAGE_VIEW,
     ("PAGE", "/hands/{hand_id}/audit"): _PAGE_VIEW,
@@ -166,7 +171,10 @@ def world(django_user_model: Any, settings: Any) -> dict[str, Any]:
 
 def _answer(client: APIClient, method: str, path: str, params: dict[str, Any]) -> int:
     url = path.format(**params)
-    response = client.post(url, {}, format="json") if method == "POST" else client.get(url)
+    if method in ("POST", "PATCH"):
+        response = getattr(client, method.lower())(url, {}, format="json")
+    else:
+        response = client.get(url)
     return int(response.status_code)
 
 

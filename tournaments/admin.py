@@ -111,6 +111,7 @@ class SoireeAdmin(admin.ModelAdmin):
     list_filter = ["club", "game", "status"]
     search_fields = ["name"]
     inlines = [RegistrationInline, TableInline]
+    autocomplete_fields = ["created_by"]  # people only (PlayerAdmin.get_search_results)
     readonly_fields = ["status", "seating_seed", "opened_at", "closed_at", "live_tables",
                        "standings_table", "settlement_json"]
     exclude = ["standings", "settlement"]

@@ -143,6 +143,9 @@ class Registration(models.Model):
                              related_name="registrations")
     registered_at = models.DateTimeField(auto_now_add=True)
     checked_in_at = models.DateTimeField(null=True, blank=True)
+    left_at = models.DateTimeField(
+        null=True, blank=True,
+        help_text="Removed from the tables by the organiser; checked in again, he plays on")
 
     class Meta:
         ordering = ["soiree", "registered_at"]
@@ -172,3 +175,46 @@ class SoireeTable(models.Model):
 
     def __str__(self) -> str:
         return f"table {self.number} (round {self.round}) of {self.soiree}"
+
+
+class Announcement(models.Model):
+    """What the room is told: a seat change between hands, or the organiser's own words.
+
+    A seat change is carried out when the parties it concerns are between hands (their tables
+    stop dealing after the hand in play); until then ``done_at`` is empty. Balancing and late
+    arrivals make their own; the organiser asks for moves, replacements by a bot and removals.
+    """
+
+    class Kind(models.TextChoices):
+        MOVE = "move"  # the player moves from from_table to to_table
+        JOIN = "join"  # a player not seated yet takes a seat at to_table
+        REPLACE = "replace"  # a bot takes the player's seat at from_table
+        REMOVE = "remove"  # the player leaves from_table and is not seated again
+        MESSAGE = "message"  # the organiser's words
+
+    class Reason(models.TextChoices):
+        BALANCE = "balance"
+        ORGANISER = "organiser"
+        ARRIVAL = "arrival"
+
+    soiree = models.ForeignKey(Soiree, on_delete=models.CASCADE, related_name="announcements")
+    at = models.DateTimeField()
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    reason = models.CharField(max_length=16, choices=Reason.choices, default=Reason.ORGANISER)
+    player = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                               on_delete=models.PROTECT, related_name="+")
+    from_table = models.PositiveSmallIntegerField(null=True, blank=True)
+    to_table = models.PositiveSmallIntegerField(null=True, blank=True)
+    text = models.CharField(max_length=200, blank=True)
+    done_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["soiree", "-at", "-pk"]
+        constraints = [
+            # One seat change at a time per player: a second request is the same one again.
+            models.UniqueConstraint(fields=["soiree", "player"], condition=Q(done_at__isnull=True),
+                                    name="announcement_one_pending_change"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.player or ''} at {self.soiree}"

@@ -6,11 +6,12 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import QuerySet
+from django.utils.translation import gettext as _
 
 from games import selectors as game_selectors
 from games.models import Hand, Partie
 
-from .models import Club, Membership, Registration, Soiree, SoireeTable
+from .models import Announcement, Club, Membership, Registration, Soiree, SoireeTable
 
 
 def has_role(user: AbstractBaseUser | AnonymousUser, club_id: Any, *roles: str) -> bool:
@@ -70,7 +71,7 @@ def soiree_tables(*, soiree: Soiree) -> list[dict[str, Any]]:
             "partie": str(partie.pk),
             "status": partie.status,
             "seats": [{"seat": s.number, "player": s.player.get_username(), "bot": s.bot or None,
-                       "chips": chips[s.pk]} for s in seats[t.pk]],
+                       "chips": chips[s.pk], "away": s.away} for s in seats[t.pk]],
             "hands_played": partie.hands.filter(status=Hand.Status.OVER).count(),
             "current_hand": None if current is None else {
                 "hand": str(current.pk), "number": current.number, "status": current.status,
@@ -87,3 +88,39 @@ def table_of(*, soiree: Soiree, user: AbstractBaseUser) -> dict[str, Any] | None
         if any(seat["player"] == user.get_username() for seat in table["seats"]):
             found = table
     return found
+
+
+def announcement_text(a: Announcement) -> str:
+    """The announcement in the active language."""
+    values = {"player": a.player.get_username() if a.player else "", "from": a.from_table,
+              "to": a.to_table}
+    if a.kind == Announcement.Kind.MESSAGE:
+        return a.text
+    if a.kind == Announcement.Kind.MOVE:
+        phrase = (_("%(player)s moves from table %(from)s to table %(to)s") if a.done_at
+                  else _("After the hand in play, %(player)s moves from table %(from)s to "
+                         "table %(to)s"))
+    elif a.kind == Announcement.Kind.JOIN:
+        phrase = (_("%(player)s takes a seat at table %(to)s") if a.done_at
+                  else _("After the hand in play, %(player)s takes a seat at table %(to)s"))
+    elif a.kind == Announcement.Kind.REPLACE:
+        phrase = (_("A bot takes %(player)s's seat at table %(from)s") if a.done_at
+                  else _("After the hand in play, a bot takes %(player)s's seat at table "
+                         "%(from)s"))
+    else:
+        phrase = (_("%(player)s leaves table %(from)s") if a.done_at
+                  else _("After the hand in play, %(player)s leaves table %(from)s"))
+    return phrase % values
+
+
+def announcement_row(a: Announcement) -> dict[str, Any]:
+    return {"id": a.pk, "at": a.at, "kind": a.kind, "reason": a.reason,
+            "player": a.player.get_username() if a.player else None,
+            "from_table": a.from_table, "to_table": a.to_table,
+            "text": announcement_text(a), "done": a.done_at is not None}
+
+
+def announcements(*, soiree: Soiree, limit: int = 20) -> list[dict[str, Any]]:
+    """The latest announcements, newest first."""
+    return [announcement_row(a) for a in soiree.announcements.select_related("player")
+            .order_by("-at", "-pk")[:limit]]

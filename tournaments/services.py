@@ -26,8 +26,8 @@ from ledger import services as ledger
 from ledger.netting import minimal_transfers
 
 from .errors import NotMember, SoireeError, SoireeState
-from .models import Club, Membership, Registration, Soiree, SoireeTable
-from .seating import SeatingError, draw
+from .models import Announcement, Club, Membership, Registration, Soiree, SoireeTable
+from .seating import Change, SeatingError, draw, next_seating
 
 BOT_KIND = "heuristic"
 
@@ -136,6 +136,9 @@ def checkin(*, soiree: Soiree, user: AbstractBaseUser, at: datetime) -> Registra
     with transaction.atomic():
         registration = registration_add(soiree=soiree, user=user)
         registration = Registration.objects.select_for_update().get(pk=registration.pk)
+        if registration.left_at is not None:  # removed from the tables, he is back
+            registration.left_at = None
+            registration.save(update_fields=["left_at"])
         if registration.checked_in_at is None:
             registration.checked_in_at = at
             registration.save(update_fields=["checked_in_at"])
@@ -196,6 +199,77 @@ def cash_out(*, soiree: Soiree, user: AbstractBaseUser, request_id: Any,
         return int(wallet.balance)
 
 
+def seat_change(*, soiree: Soiree, user: AbstractBaseUser, kind: str, at: datetime,
+                to_table: int | None = None) -> Announcement:
+    """The organiser asks that a seated player move to ``to_table``, be replaced by a bot, or
+    be removed (one away or absent). It is carried out between hands: the tables concerned
+    deal no hand after the one in play, and start their next partie with the change
+    (``soiree_tick``). Asking the same again is answered with the change already asked."""
+    kinds = (Announcement.Kind.MOVE, Announcement.Kind.REPLACE, Announcement.Kind.REMOVE)
+    if kind not in kinds:
+        raise SoireeError(f"unknown change {kind!r}: one of {', '.join(kinds)}")
+    with transaction.atomic():
+        soiree = Soiree.objects.select_for_update().get(pk=soiree.pk)
+        if soiree.status != Soiree.Status.OPEN or soiree.close_asked_at:
+            raise SoireeState("the soirée is not in play: seats change only while it is")
+        name = user.get_username()
+        latest = _latest_tables(soiree)
+        here = next((n for n, t in latest.items() if t.partie.status == Partie.Status.PLAYING
+                     and t.partie.seats.filter(player=user, bot="").exists()), None)
+        if here is None:
+            raise SoireeError(f"{name} is not seated at a table in play")
+        pending = Announcement.objects.filter(soiree=soiree, player=user,
+                                              done_at__isnull=True).first()
+        if pending is not None:
+            if (pending.kind, pending.to_table) == (kind, to_table):
+                return pending  # the same request again (a double click)
+            raise SoireeState(f"a change is already asked for {name} ({pending.kind}); it is "
+                              f"carried out after the hand in play")
+        lo, hi = get_game(soiree.game).MIN_SEATS, get_game(soiree.game).MAX_SEATS
+        stop = [here]
+        if kind == Announcement.Kind.MOVE:
+            if to_table not in latest or to_table == here:
+                raise SoireeError(f"choose another table of this soirée than table {here}: "
+                                  f"{', '.join(str(n) for n in sorted(latest) if n != here)}")
+            target = latest[to_table].partie.seats.count()
+            if target + 1 > hi:
+                raise SoireeError(f"table {to_table} has {target} seats taken: {hi} at most at "
+                                  f"{soiree.get_game_display()}")
+            left = latest[here].partie.seats.count() - 1
+            src, dst = (latest[n].partie.seats.filter(bot="").count() for n in (here, to_table))
+            if abs((dst + 1) - (src - 1)) > 1:
+                raise SoireeError(f"table {to_table} would have {dst + 1} players and table "
+                                  f"{here} {src - 1}: tables stay within one player of each "
+                                  f"other")
+            if left < lo and not soiree.bots_allowed:
+                raise SoireeError(f"table {here} would keep {left} player(s), fewer than the "
+                                  f"{lo} {soiree.get_game_display()} needs, and this soirée "
+                                  f"allows no bots")
+            if latest[to_table].partie.status == Partie.Status.PLAYING:
+                stop.append(to_table)
+        elif to_table is not None:
+            raise SoireeError("only a move names a table")
+        change = Announcement.objects.create(
+            soiree=soiree, at=at, kind=kind, player=user, from_table=here, to_table=to_table,
+            reason=Announcement.Reason.ORGANISER)
+        for number in stop:
+            partie_stop_dealing(partie_id=latest[number].partie_id, until=at, at=at)
+        return change
+
+
+def announce(*, soiree: Soiree, text: str, at: datetime) -> Announcement:
+    """The organiser's words to the room screen and the tables."""
+    text = text.strip()
+    if not text:
+        raise SoireeError("an announcement needs a text")
+    if len(text) > 200:
+        raise SoireeError(f"an announcement is at most 200 characters, not {len(text)}")
+    if soiree.status == Soiree.Status.CLOSED:
+        raise SoireeState("this soirée is closed")
+    return Announcement.objects.create(soiree=soiree, at=at, kind=Announcement.Kind.MESSAGE,
+                                       text=text, done_at=at)
+
+
 def _partie_options(soiree: Soiree) -> dict[str, Any]:
     options = dict(soiree.options)
     key = "deals" if soiree.game == "comet" else "rounds"
@@ -253,52 +327,74 @@ def _latest_tables(soiree: Soiree) -> dict[int, SoireeTable]:
 
 
 def soiree_tick(*, soiree: Soiree, at: datetime) -> None:
-    """Keep the evening going: a table whose partie is over starts the next one (late arrivals
-    join it) while time remains; when every table is done, close the soirée."""
+    """Keep the evening going: a table whose partie is over starts the next one while time
+    remains, seated by ``seating.next_seating`` (late arrivals, balancing, the seat changes
+    asked), each change announced; when every table is done, close the soirée."""
     with transaction.atomic():
         soiree = Soiree.objects.select_for_update().get(pk=soiree.pk)
         if soiree.status != Soiree.Status.OPEN:
             return
         latest = _latest_tables(soiree)
-        seated = {s.player_id for t in latest.values() if t.partie.status == Partie.Status.PLAYING
-                  for s in t.partie.seats.all()}
-        waiting = [r.user for r in soiree.registrations.filter(checked_in_at__isnull=False)
-                   .select_related("user").order_by("checked_in_at", "pk")
-                   if r.user_id not in seated]
-        lo, hi = get_game(soiree.game).MIN_SEATS, get_game(soiree.game).MAX_SEATS
-        ante = int(_partie_options(soiree).get("ante", 1))
-        time_left = at < soiree.deals_until
-        ended = {n: t for n, t in sorted(latest.items())
-                 if t.partie.status == Partie.Status.OVER and time_left}
-        # Each ended table first keeps its own people (not those now playing elsewhere);
-        # only then do the others waiting (late arrivals) fill the tables in number order.
-        own = {n: [s.player for s in t.partie.seats.select_related("player")
-                   if not s.bot and s.player_id not in seated]
-               for n, t in ended.items()}
-        kept = {u.pk for people in own.values() for u in people}
-        free = [u for u in waiting if u.pk not in kept]
-        for number, table in ended.items():
-            people = own[number] + free
-            # A broke player sits out: he would end the next partie before its first hand.
-            people = [u for u in people if _wallet(soiree, u) >= ante][:hi]
-            free = [u for u in free if u not in people]
-            bots = max(_best_low(soiree) - len(people), 0) if soiree.bots_allowed else 0
-            bot_table = not any(not s.bot for s in table.partie.seats.all())
-            if len(people) + bots < lo or not (people or bot_table):
-                continue  # this table is done for the evening
-            if bot_table:
-                bots = max(bots, _best_low(soiree))  # a demo table of bots plays on
-            try:
-                # One table's failure must not roll back the others' next parties.
-                with transaction.atomic():
-                    _start_table(soiree, number, table.round + 1, people, bots, at)
-            except DomainError as exc:  # the game's refusal, or the ledger's
-                logger.warning("soirée %s: table %s cannot start its next partie (%s): %s",
-                               soiree.pk, number, [u.get_username() for u in people], exc)
-                free += [u for u in people if u not in own[number]]
-        latest = _latest_tables(soiree)
+        if at < soiree.deals_until:
+            _seat_next_parties(soiree, latest, at)
+            latest = _latest_tables(soiree)
         if all(t.partie.status == Partie.Status.OVER for t in latest.values()):
             soiree_finish(soiree=soiree, at=at)
+
+
+def _seat_next_parties(soiree: Soiree, latest: dict[int, SoireeTable], at: datetime) -> None:
+    ante = int(_partie_options(soiree).get("ante", 1))
+    present = {r.user_id: r.user for r in soiree.registrations.filter(
+        checked_in_at__isnull=False, left_at__isnull=True).select_related("user")
+        .order_by("checked_in_at", "pk")}
+
+    def people_of(table: SoireeTable) -> list[Any]:
+        return [s.player for s in table.partie.seats.select_related("player").order_by("number")
+                if not s.bot]
+
+    playing = {n: people_of(t) for n, t in latest.items()
+               if t.partie.status == Partie.Status.PLAYING}
+    over = {n: t for n, t in latest.items() if t.partie.status == Partie.Status.OVER}
+    # A broke player sits out (he would end the next partie before its first hand), and one
+    # the organiser removed is not seated again.
+    able = {pk for pk, user in present.items() if _wallet(soiree, user) >= ante}
+    placed = {u.pk for people in playing.values() for u in people}
+    ended: dict[int, list[Any]] = {}
+    bot_tables = set()
+    # A person whose table closed sat at another since: he belongs to his latest table.
+    for n, t in sorted(over.items(), key=lambda item: item[1].partie.created_at, reverse=True):
+        people = people_of(t)
+        if not people:
+            bot_tables.add(n)
+        ended[n] = [u for u in people if u.pk in able and u.pk not in placed]
+        placed |= {u.pk for u in people}
+    pool = [u for pk, u in present.items() if pk in able and pk not in placed]
+    asked = list(Announcement.objects.filter(soiree=soiree, done_at__isnull=True)
+                 .exclude(kind=Announcement.Kind.MESSAGE).select_related("player"))
+    plan = next_seating(
+        soiree.game, ended=ended, playing=playing, pool=pool, bots_allowed=soiree.bots_allowed,
+        bot_tables=bot_tables,
+        changes=[Change(a.kind, a.player, a.from_table, a.to_table, id=a.pk) for a in asked])
+    done = Announcement.objects.filter(pk__in=plan.done)
+    Registration.objects.filter(
+        soiree=soiree, user__in=done.filter(kind__in=[Announcement.Kind.REPLACE,
+                                                      Announcement.Kind.REMOVE])
+        .values("player")).update(left_at=at)
+    done.update(done_at=at)
+    for change, now in plan.made:
+        Announcement.objects.create(
+            soiree=soiree, at=at, kind=change.kind, reason=change.reason, player=change.player,
+            from_table=change.from_table, to_table=change.to_table, done_at=at if now else None)
+    for number in plan.stop:
+        partie_stop_dealing(partie_id=latest[number].partie_id, until=at, at=at)
+    for number, (people, bots) in sorted(plan.start.items()):
+        try:
+            # One table's failure must not roll back the others' next parties.
+            with transaction.atomic():
+                _start_table(soiree, number, latest[number].round + 1, people, bots, at)
+        except DomainError as exc:  # the game's refusal, or the ledger's
+            logger.warning("soirée %s: table %s cannot start its next partie (%s): %s",
+                           soiree.pk, number, [u.get_username() for u in people], exc)
 
 
 def _best_low(soiree: Soiree) -> int:
@@ -335,7 +431,9 @@ def soiree_close_now(*, soiree: Soiree, at: datetime) -> None:
 
 
 def soiree_finish(*, soiree: Soiree, at: datetime) -> None:
-    """Every table is done: compute the standings and the settlement, close the soirée."""
+    """Every table is done: compute the standings and the settlement, close the soirée. A seat
+    change still waiting for a table's next partie never happened: its announcement goes."""
+    Announcement.objects.filter(soiree=soiree, done_at__isnull=True).delete()
     soiree.standings = standings_compute(soiree=soiree, at=at)
     soiree.settlement = settlement_of(soiree.standings)
     soiree.status = Soiree.Status.CLOSED

@@ -350,3 +350,34 @@ def test_an_open_soiree_cannot_be_changed_and_only_organisers_change_one(
     assert "<fieldset disabled>" in page
     assert f'href="/soirees/{soiree.pk}/edit"' not in client.get(
         f"/soirees/{soiree.pk}/manage").content.decode()
+
+
+def test_the_tables_now_offer_each_person_s_seat_changes_and_the_announcements_show(
+        client: Any, organiser: Any, members: list[Any], club: Any,
+        django_user_model: Any) -> None:
+    from tournaments.services import announce, seat_change
+
+    now = timezone.now()
+    soiree = soiree_create(club=club, name="Ce soir", starts_at=now,
+                           ends_at=now + timedelta(hours=2), game="comet",
+                           move_timeout=timedelta(minutes=5), min_tables=2)
+    for person in members:
+        checkin(soiree=soiree, user=person, at=now)
+    soiree_open(soiree=soiree, at=now)
+    client.force_login(organiser)
+    tables = _section(client.get(f"/soirees/{soiree.pk}/manage").content.decode(), "tables-now")
+    for person in members:
+        name = person.username
+        assert f'data-action="replace" data-player="{name}"' in tables
+        assert f'data-action="remove" data-player="{name}"' in tables
+        assert f'data-action="move" data-player="{name}"' in tables
+    assert "Remplacer par un robot" in tables and "Voltaire" in tables  # a bot, without actions
+    assert 'data-player="Voltaire"' not in tables
+
+    seat_change(soiree=soiree, user=members[0], kind="replace", at=now)
+    announce(soiree=soiree, text="Pause à 22 h", at=now + timedelta(seconds=1))
+    news = _section(client.get(f"/soirees/{soiree.pk}/manage").content.decode(),
+                    "announcements")
+    assert news.index("Pause à 22 h") < news.index(
+        "Après la donne en cours, un robot prend la place de alice")
+    assert 'id="announce"' in news

@@ -51,12 +51,17 @@ def test_the_players_list_shows_people_and_bots_on_request(admin_client, bots):
 
 def test_the_user_pickers_offer_people_only(admin_client, bots):
 
-    for model, field in (("membership", "user"), ("registration", "user")):
+    for model, field in (("membership", "user"), ("registration", "user"),
+                         ("soiree", "created_by")):
         answer = admin_client.get("/admin/autocomplete/", {
             "app_label": "tournaments", "model_name": model, "field_name": field, "term": ""})
         assert answer.status_code == 200
         offered = {r["text"] for r in answer.json()["results"]}
         assert "alice" in offered and not offered & bots
+
+    # "Created by" is a picker of the same kind, not a list of every user.
+    form = admin_client.get("/admin/tournaments/soiree/add/").content.decode()
+    assert 'name="created_by"' in form and "admin-autocomplete" in form
 
     # The players list's own search still finds bots when they are asked for.
     found = _listed(admin_client.get(PLAYERS, {"kind": "bots", "q": "o"}).content.decode())

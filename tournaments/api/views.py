@@ -23,7 +23,7 @@ from games.models import Game, Hand, Partie
 from games.services import BOT_NAMES, MAX_BUY_IN, MAX_HANDS
 from tournaments import selectors, services
 from tournaments.errors import NotMember, NotOrganiser
-from tournaments.models import Club, Membership, Season, Soiree
+from tournaments.models import Announcement, Club, Membership, Season, Soiree
 
 
 class SoireeSerializer(serializers.ModelSerializer):
@@ -75,6 +75,34 @@ class ChipsRequestSerializer(CheckinSerializer):
                                       help_text="Rebuy: the buy-in by default; cash-out: all")
 
 
+class SeatChangeSerializer(CheckinSerializer):
+    change = serializers.ChoiceField(choices=["move", "replace", "remove"],
+                                     help_text="move to a table; replace by a bot; remove")
+    table = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=None,
+                                     help_text="the table a move goes to")
+
+
+class AnnounceSerializer(serializers.Serializer):
+    text = serializers.CharField(max_length=200)
+
+
+class AnnouncementSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    at = serializers.DateTimeField()
+    kind = serializers.ChoiceField(choices=Announcement.Kind.choices)
+    reason = serializers.ChoiceField(choices=Announcement.Reason.choices)
+    player = serializers.CharField(allow_null=True)
+    from_table = serializers.IntegerField(allow_null=True)
+    to_table = serializers.IntegerField(allow_null=True)
+    text = serializers.CharField(help_text="In the request's language")
+    done = serializers.BooleanField(help_text="False: carried out after the hand in play")
+
+
+class AnnouncementsSerializer(serializers.Serializer):
+    soiree = serializers.IntegerField()
+    announcements = AnnouncementSerializer(many=True)
+
+
 class ChipsAnswerSerializer(serializers.Serializer):
     soiree = serializers.IntegerField()
     player = serializers.CharField()
@@ -112,6 +140,7 @@ class TableSeatSerializer(serializers.Serializer):
     player = serializers.CharField()
     bot = serializers.CharField(allow_null=True, help_text="the bot's kind; null: a person")
     chips = serializers.IntegerField(help_text="the seat's chips now")
+    away = serializers.BooleanField(help_text="the player has left the table for now")
 
 
 class CurrentHandSerializer(serializers.Serializer):
@@ -324,6 +353,50 @@ class SoireeRebuyView(_ChipsView):
 
 class SoireeCashOutView(_ChipsView):
     service = staticmethod(services.cash_out)
+
+
+def _player(name: str) -> Any:
+    user = get_user_model().objects.filter(username=name).first()
+    if user is None:
+        raise serializers.ValidationError({"player": "no such player"})
+    return user
+
+
+class SoireeSeatChangeView(APIView):
+    """An organiser moves a seated player to another table, or has him replaced by a bot or
+    removed; carried out between hands, and announced."""
+
+    @extend_schema(request=SeatChangeSerializer, responses={202: AnnouncementSerializer})
+    def post(self, request: Request, soiree_id: int) -> Response:
+        soiree = _soiree(soiree_id)
+        _organiser(request, soiree.club)
+        data = SeatChangeSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        change = services.seat_change(soiree=soiree, user=_player(v["player"]), kind=v["change"],
+                                      to_table=v["table"], at=timezone.now())
+        return Response(selectors.announcement_row(change), status=status.HTTP_202_ACCEPTED)
+
+
+class SoireeAnnouncementsView(APIView):
+    """What the room is told, newest first; an organiser adds his own words."""
+
+    @extend_schema(responses=AnnouncementsSerializer)
+    def get(self, request: Request, soiree_id: int) -> Response:
+        soiree = _soiree(soiree_id)
+        _member(request, soiree)
+        return Response({"soiree": soiree.pk,
+                         "announcements": selectors.announcements(soiree=soiree)})
+
+    @extend_schema(request=AnnounceSerializer, responses={201: AnnouncementSerializer})
+    def post(self, request: Request, soiree_id: int) -> Response:
+        soiree = _soiree(soiree_id)
+        _organiser(request, soiree.club)
+        data = AnnounceSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        made = services.announce(soiree=soiree, text=data.validated_data["text"],
+                                 at=timezone.now())
+        return Response(selectors.announcement_row(made), status=status.HTTP_201_CREATED)
 
 
 class SoireeOpenView(APIView):

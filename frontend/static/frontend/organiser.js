@@ -79,6 +79,29 @@
     });
   }
 
+  // Seat changes, carried out between hands: a move to the table chosen, a bot in the
+  // player's seat, or his removal.
+  for (const button of root.querySelectorAll("button[data-action=move], button[data-action=replace], button[data-action=remove]")) {
+    button.addEventListener("click", () => {
+      const player = button.dataset.player;
+      const body = {player, change: button.dataset.action};
+      if (body.change === "move") {
+        body.table = Number(root.querySelector(`select[data-move-of="${CSS.escape(player)}"]`).value);
+      }
+      post(`${base}/seats`, body, button.closest("li").querySelector(".error"), [button], reload);
+    });
+  }
+
+  // The organiser's words to the room.
+  const announce = document.getElementById("announce");
+  if (announce) {
+    announce.addEventListener("submit", event => {
+      event.preventDefault();
+      post(`${base}/announcements`, {text: announce.elements.text.value.trim()},
+           announce.querySelector(".error"), [...announce.querySelectorAll("button")], reload);
+    });
+  }
+
   // A late arrival: the same check-in registers him.
   const late = document.getElementById("late-arrival");
   if (late) {

@@ -1,5 +1,5 @@
 // The room screen: the clock and the time left, each table with its players and hand, and the
-// leaders; read again on every live frame of a table in play, and every 5 s.
+// leaders, and the announcements; read again on every live frame of a table in play, and every 5 s.
 "use strict";
 (function () {
   const room = document.getElementById("room");
@@ -29,6 +29,11 @@
     if (s.status === 200 && s.body.standings) {
       document.getElementById("leaders").innerHTML = s.body.standings.players.slice(0, 8).map(r =>
         `<li>${esc(r.player)} <b>${r.net > 0 ? "+" : ""}${r.net}</b></li>`).join("");
+    }
+    const a = await api(`/api/soirees/${W.soiree}/announcements`);
+    if (a.status === 200) {
+      document.getElementById("news").innerHTML = a.body.announcements.slice(0, 5).map(n =>
+        `<li class="${n.done ? "" : "pending"}">${esc(n.text)}</li>`).join("");
     }
   }
   function soon() { if (!pending) pending = setTimeout(() => { pending = null; refresh(); }, 1000); }

@@ -412,7 +412,7 @@
       if (table && table.current_hand && table.current_hand.hand !== T.hand && table.partie !== (current && current.partie)) {
         const next = $("next");
         next.href = tableUrl(table.current_hand.hand);
-        next.textContent = W.next_partie;
+        next.textContent = table.table === T.table_number ? W.next_partie : fill(W.next_partie_at, {n: table.table});
         next.hidden = false;
         setTimeout(() => { window.location = next.href; }, 6000);
         return;
@@ -420,6 +420,17 @@
       await new Promise(ok => setTimeout(ok, 3000));
     }
   }
+  // -- The soirée's announcements for this table: moves between hands, the organiser's words.
+  async function news() {
+    const r = await api(`/api/soirees/${T.soiree}/announcements`);
+    if (r.status !== 200) return;
+    const since = Date.now() - 10 * 60 * 1000;  // what is still news: the last ten minutes
+    const mine = r.body.announcements.filter(a => new Date(a.at) >= since && (a.kind === "message"
+      || a.from_table === T.table_number || a.to_table === T.table_number)).slice(0, 3);
+    $("news").innerHTML = mine.map(a => `<li class="${a.done ? "" : "pending"}">${esc(a.text)}</li>`).join("");
+    $("news").hidden = mine.length === 0;
+  }
+  if (T.soiree) { news(); setInterval(news, 10000); }
   function framed(f) {
     if (f.kind === "hand" && f.hand === T.hand) {
       if (!current || f.seq > current.seq) render(f);
