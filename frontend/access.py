@@ -1,5 +1,5 @@
 """Who may open a page: one check per kind of thing shown, shared by the pages. A hand is seen
-as games.permissions says; a soirée by its club's members and staff."""
+as games.permissions says; a soirée and a season by its club's members and staff."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from django.shortcuts import get_object_or_404
 
 from games.models import Hand
 from games.permissions import may_view
-from tournaments.models import Membership, Soiree
+from tournaments.models import Membership, Season, Soiree
 from tournaments.selectors import has_role
 
 
@@ -31,3 +31,12 @@ def viewable_soiree(request: HttpRequest, soiree_id: int) -> Soiree:
             or has_role(request.user, soiree.club_id, *Membership.Role.values)):
         raise PermissionDenied("only the club's members may see this soirée")
     return soiree
+
+
+def viewable_season(request: HttpRequest, season_id: int) -> Season:
+    """The season, with its club, if the requester is one of the club's members (or staff)."""
+    season = get_object_or_404(Season.objects.select_related("club"), pk=season_id)
+    if not (request.user.is_staff or request.user.is_superuser
+            or has_role(request.user, season.club_id, *Membership.Role.values)):
+        raise PermissionDenied("only the club's members may see this season")
+    return season

@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from games.models import Game
 from games.services import MAX_BUY_IN, MAX_HANDS
-from tournaments.models import Soiree
+from tournaments.models import Season, Soiree
 from tournaments.selectors import (
     announcements,
     clubs_organised,
@@ -61,8 +61,10 @@ def soiree_new(request: HttpRequest) -> HttpResponse:
     if not may_create_soirees(request.user):
         raise PermissionDenied("only a club's organisers may create its soirées")
     starts = _next_full_hour(timezone.now())
+    clubs = clubs_organised(user=request.user)
     return render(request, "frontend/soiree_new.html", {
-        "clubs": clubs_organised(user=request.user),
+        "clubs": clubs,
+        "seasons": Season.objects.filter(club__in=clubs).select_related("club"),
         "games": Game.choices,
         "starts": starts.strftime(LOCAL_INPUT),
         "ends": (starts + DEFAULT_LENGTH).strftime(LOCAL_INPUT),
@@ -83,6 +85,7 @@ def soiree_edit(request: HttpRequest, soiree_id: int) -> HttpResponse:
     return render(request, "frontend/soiree_new.html", {
         "soiree": soiree,
         "editable": soiree.status == Soiree.Status.SCHEDULED,
+        "seasons": Season.objects.filter(club=soiree.club).select_related("club"),
         "games": Game.choices,
         "starts": timezone.localtime(soiree.starts_at, zone).strftime(LOCAL_INPUT),
         "ends": timezone.localtime(soiree.ends_at, zone).strftime(LOCAL_INPUT),

@@ -1,6 +1,6 @@
 """A soirée for the room and for the record: the room screen, the results sheet (a
-print-ready page and its PDF) and the standings and settlement as CSV. Seen by whoever sees
-the soirée."""
+print-ready page and its PDF) and the standings and settlement as CSV, seen by whoever sees
+the soirée; and the season's standings, by the club's members."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ from django.utils.translation import gettext as _
 
 from tournaments import sheets
 from tournaments.models import Soiree
+from tournaments.services import season_standings
 
-from .access import viewable_soiree
+from .access import viewable_season, viewable_soiree
 
 
 def _words() -> dict[str, str]:
@@ -33,6 +34,16 @@ def results_page(request: HttpRequest, soiree_id: int) -> HttpResponse:
             "soiree": soiree, "players": (soiree.standings or {}).get("players", []),
             "transfers": (soiree.settlement or {}).get("transfers", []),
             "hands": sheets.hands_of(soiree)})
+
+
+@login_required
+def season_page(request: HttpRequest, season_id: int) -> HttpResponse:
+    """The season's standings: every closed soirée of it added up, and its soirées."""
+    season = viewable_season(request, season_id)
+    with timezone.override(season.club.zone()):
+        return render(request, "frontend/season.html", {
+            "season": season, "players": season_standings(season=season),
+            "soirees": season.soirees.order_by("starts_at")})
 
 
 @login_required

@@ -15,7 +15,7 @@ from games.models import Hand, Partie
 from games.permissions import visible_parties
 from games.selectors import partie_list
 from games.services.invitations import CASUAL
-from tournaments.models import Soiree, SoireeTable
+from tournaments.models import Season, Soiree, SoireeTable
 from tournaments.selectors import soiree_list
 
 #: The casual tables the lobby lists, newest first.
@@ -72,6 +72,12 @@ def other_soirees(*, user: Any, at: datetime, limit: int = 20) -> QuerySet[Soire
     past ones (their standings and settlement)."""
     day = soirees_of_the_day(user=user, at=at).values("pk")
     return soiree_list(user=user).exclude(pk__in=day)[:limit]
+
+
+def seasons_of(*, user: Any, at: datetime) -> QuerySet[Season]:
+    """The seasons of the user's clubs that have begun, the latest first."""
+    return (Season.objects.filter(club__memberships__user=user, starts_on__lte=timezone.localdate(at))
+            .select_related("club").distinct().order_by("-starts_on", "pk"))
 
 
 def hands_found(*, user: Any, soiree: int | None = None, player: str = "", game: str = "",

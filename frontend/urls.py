@@ -17,6 +17,7 @@ urlpatterns = [
          name="soiree-standings-csv"),
     path("soirees/<int:soiree_id>/settlement.csv", results.settlement_csv,
          name="soiree-settlement-csv"),
+    path("seasons/<int:season_id>/", results.season_page, name="season-page"),
     path("hands/", views.hands_search, name="hands-search"),
     path("hands/<uuid:hand_id>/", views.table_page, name="table-page"),
     path("hands/<uuid:hand_id>/audit", views.audit_page, name="audit-page"),

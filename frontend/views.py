@@ -46,6 +46,7 @@ def lobby(request: HttpRequest) -> HttpResponse:
         "invitations": invitations_pending(user=user),
         "soirees": lobby_reads.soirees_of_the_day(user=user, at=now),
         "other_soirees": lobby_reads.other_soirees(user=user, at=now),
+        "seasons": lobby_reads.seasons_of(user=user, at=now)[:5],
         "casual_tables": lobby_reads.casual_tables(user=user),
         "games": Game.choices,
         "max_bots": max(get_game(game).MAX_SEATS for game in Game.values) - 1,

@@ -110,6 +110,7 @@ EXPECTED: dict[tuple[str, str], dict[str, int]] = {
     ("PAGE", "/soirees/{soiree_id}/settlement.csv"): _PAGE_VIEW,
     ("PAGE", "/soirees/{soiree_id}/manage"): _PAGE_ORGANISER,
     ("PAGE", "/soirees/{soiree_id}/edit"): _PAGE_ORGANISER,
+    ("PAGE", "/seasons/{season_id}/"): _PAGE_VIEW,
     ("PAGE", "/hands/"): _PAGE,
     ("PAGE", "/hands/{hand_id}/"): _PAGE_VIEW,
     ("PAGE", "/hands/{hand_id}/audit"): _PAGE_VIEW,

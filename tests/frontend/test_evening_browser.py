@@ -15,6 +15,7 @@ from django.utils import timezone
 from playwright.sync_api import Page, expect
 
 from ledger.models import Account
+from games.models import Hand
 from tournaments.models import Announcement, Membership, Soiree
 from tournaments.services import club_create, membership_add, registration_add
 
@@ -30,6 +31,12 @@ MEMBERS = ("alice", "bruno", "chloe", "denis")
 
 def _local(at: Any) -> str:
     return timezone.localtime(at).strftime("%Y-%m-%dT%H:%M")
+
+
+def _switch_language(page: Page, code: str) -> None:
+    page.select_option("#language-switch select", code)
+    page.click("#language-switch button")
+    wait_for_js(page, f"document.documentElement.lang === '{code}'")
 
 
 def _fits(page: Page) -> bool:
@@ -114,30 +121,43 @@ def test_an_organiser_runs_a_whole_evening_from_the_pages(
     assert _fits(page)
     shot(page, tmp_path, "evening-1-phone-fr-manage")
 
+    # At the table, the change is announced (here to a spectator, on the phone).
+    hand = Hand.objects.filter(partie__soiree_table__soiree=soiree).latest("started_at")
+    page.goto(f"{url}/hands/{hand.pk}/")
+    expect(page.locator("#news")).to_contain_text("bruno à la table 1")
+    shot(page, tmp_path, "evening-2-phone-fr-table-news")
+
     # The room screen (English, on a desktop) and the soirée page follow the hands.
+    page.goto(f"{url}/soirees/{soiree.pk}/manage")
+    _switch_language(page, "en")
+    expect(page.locator("#tables-now-title")).to_have_text("The tables now")
+    shot(page, tmp_path, "evening-3-phone-en-manage")
     room = page.context.new_page()
     room.set_viewport_size(DESKTOP)
     room.goto(f"{url}/soirees/{soiree.pk}/room")
     wait_for_js(room, "document.querySelectorAll('#news li').length >= 2")
     wait_for_js(room, "document.querySelectorAll('.room-table li').length === 7")
+    expect(room.locator("#news-title")).to_have_text("Announcements")
     page.goto(f"{url}/soirees/{soiree.pk}/")
     wait_for_js(page, "document.querySelectorAll('#standings tr').length > 1", timeout=90)
     first = page.locator("#standings").inner_text()
     wait_for_js(room, "document.querySelectorAll('#leaders li').length > 0", timeout=30)
     # bruno's seat goes to a bot once the first partie is between hands.
     wait_for_js(page, "document.querySelector('#news') && "
-                      "/bruno à la table 1/.test(document.querySelector('#news').innerText) && "
-                      "!document.querySelector('#news li.pending')", timeout=90)
+                      "/bruno's seat at table 1/.test(document.querySelector('#news').innerText)"
+                      " && !document.querySelector('#news li.pending')", timeout=90)
     wait_for_js(page, f"document.querySelector('#standings').innerText !== {first!r}",
                 timeout=90)
     assert Announcement.objects.filter(soiree=soiree, kind="replace",
                                        done_at__isnull=False).count() == 1
-    shot(room, tmp_path, "evening-2-desktop-room")
+    shot(room, tmp_path, "evening-4-desktop-en-room")
     assert _fits(page)
-    shot(page, tmp_path, "evening-3-phone-fr-soiree")
+    shot(page, tmp_path, "evening-5-phone-en-soiree")
 
-    # Closed from the manage page: the hand in play finishes, then the settlement.
+    # Closed from the manage page (in French again): the hand in play finishes, then the
+    # settlement.
     page.goto(f"{url}/soirees/{soiree.pk}/manage")
+    _switch_language(page, "fr")
     page.once("dialog", lambda dialog: dialog.accept())
     page.get_by_role("button", name="Clore maintenant").click()
     expect(page.locator("#facts")).to_contain_text("Clôture demandée à")
@@ -156,5 +176,5 @@ def test_an_organiser_runs_a_whole_evening_from_the_pages(
     assert {"alice", "chloe", "denis"} <= names
     assert all(t["from"] in names and t["to"] in names for t in soiree.settlement["transfers"])
     page.set_viewport_size(DESKTOP)
-    shot(page, tmp_path, "evening-4-desktop-fr-results")
+    shot(page, tmp_path, "evening-6-desktop-fr-results")
     assert errors == []

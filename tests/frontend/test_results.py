@@ -3,6 +3,7 @@ as CSV, for the club's members."""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -104,3 +105,42 @@ def test_the_soiree_s_pages_show_its_club_s_time_zone(client: Any, closed: Any) 
     # 01:00 UTC is 20:00 the evening before in Montréal.
     assert "20:00–23:00" in page.replace("<span id=\"ends\">", "").replace("</span>", "")
     assert "16/01/2031 20:00" in sheet
+
+
+def test_the_season_page_adds_up_its_closed_soirees(client: Any, django_user_model: Any,
+                                                     organiser: Any, outsider: Any) -> None:
+    from tournaments.models import Season, Soiree
+    from tournaments.services import club_create, membership_add
+
+    club = club_create(name="Cercle", slug="cercle-saison", organiser=organiser)
+    today = timezone.localdate()
+    season = Season.objects.create(club=club, name="Hiver", starts_on=today - timedelta(days=30),
+                                   ends_on=today + timedelta(days=60))
+    alice = django_user_model.objects.create_user("alice-s")
+    membership_add(club=club, user=alice, role="player")
+    start = timezone.now() - timedelta(days=3)
+    for i, nets in enumerate(({"alice-s": 12, "Voltaire": -12}, {"alice-s": -2, "Voltaire": 2})):
+        Soiree.objects.create(
+            club=club, season=season, name=f"Soirée {i + 1}", game="comet",
+            starts_at=start + timedelta(days=i), ends_at=start + timedelta(days=i, hours=3),
+            status="closed", standings={"players": [
+                {"player": p, "net": n, "hands_won": 1, "hands": 3, "comets": i, "tricons": 0}
+                for p, n in nets.items()]})
+    Soiree.objects.create(club=club, season=season, name="À venir", game="comet",
+                          starts_at=start + timedelta(days=9),
+                          ends_at=start + timedelta(days=9, hours=3))
+
+    client.force_login(alice)
+    page = client.get(f"/seasons/{season.pk}/").content.decode()
+
+    rows = re.findall(r"<tr><td>([^<]+)</td><td>(-?\d+)</td><td>(\d+)</td>", page)
+    assert rows == [("alice-s", "10", "2"), ("Voltaire", "-10", "2")]
+    assert "Classement de la saison" in page and "À venir" in page
+    assert page.count("/results\"") == 2  # the closed ones' sheets
+    soiree_page = client.get(f"/soirees/{Soiree.objects.first().pk}/").content.decode()
+    assert f'href="/seasons/{season.pk}/"' in soiree_page
+    assert f'href="/seasons/{season.pk}/"' in client.get("/").content.decode()  # the lobby
+
+    client.force_login(outsider)
+    assert client.get(f"/seasons/{season.pk}/").status_code == 403
+    assert client.get("/seasons/999999/").status_code == 404

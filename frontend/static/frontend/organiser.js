@@ -30,6 +30,7 @@
         bots_allowed: f.bots_allowed.checked,
       };
       if (!editing) body.club = f.club.value;
+      if (f.season) body.season = f.season.value ? Number(f.season.value) : null;
       const manage = id => { location.href = form.dataset.manage.replace("/0/", `/${id}/`); };
       post(editing ? `/api/soirees/${editing}/` : "/api/soirees/", body,
            form.querySelector(".error"), [...form.querySelectorAll("button")],
