@@ -76,7 +76,8 @@ def other_soirees(*, user: Any, at: datetime, limit: int = 20) -> QuerySet[Soire
 
 def seasons_of(*, user: Any, at: datetime) -> QuerySet[Season]:
     """The seasons of the user's clubs that have begun, the latest first."""
-    return (Season.objects.filter(club__memberships__user=user, starts_on__lte=timezone.localdate(at))
+    today = timezone.localdate(at)
+    return (Season.objects.filter(club__memberships__user=user, starts_on__lte=today)
             .select_related("club").distinct().order_by("-starts_on", "pk"))
 
 

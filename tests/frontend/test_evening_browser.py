@@ -14,8 +14,8 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import Page, expect
 
-from ledger.models import Account
 from games.models import Hand
+from ledger.models import Account
 from tournaments.models import Announcement, Membership, Soiree
 from tournaments.services import club_create, membership_add, registration_add
 
