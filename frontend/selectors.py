@@ -82,9 +82,11 @@ def seasons_of(*, user: Any, at: datetime) -> QuerySet[Season]:
 
 
 def hands_found(*, user: Any, soiree: int | None = None, player: str = "", game: str = "",
-                day: datetime | None = None) -> QuerySet[Hand]:
+                day: datetime | None = None, table: int | None = None,
+                disputed: bool = False) -> QuerySet[Hand]:
     """The finished hands ``user`` may see, every hand of every partie, newest first, narrowed
-    by soirée, a player's name, game and day (the arbiter's search)."""
+    by soirée, table, a player's name, game, day, and whether it is disputed (the arbiter's
+    search)."""
     hands = (Hand.objects.filter(status=Hand.Status.OVER,
                                  partie__in=visible_parties(user, Partie.objects.all()))
              .select_related("partie", "partie__created_by")
@@ -95,6 +97,10 @@ def hands_found(*, user: Any, soiree: int | None = None, player: str = "", game:
              .order_by("-ended_at", "-number"))
     if soiree is not None:
         hands = hands.filter(partie__soiree_table__soiree_id=soiree)
+    if table is not None:
+        hands = hands.filter(partie__soiree_table__number=table)
+    if disputed:
+        hands = hands.filter(disputes__isnull=False).distinct()
     if player:
         hands = hands.filter(partie__seats__player__username__iexact=player)
     if game:

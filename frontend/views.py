@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from datetime import date, datetime, time
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
@@ -23,8 +24,16 @@ from games.engine.registry import get_game
 from games.models import Game, Hand
 from games.selectors import hand_record, invitations_pending, seat_of
 from games.services.invitations import casual_max_buy_in
+from tournaments.arbitration import window_end
 from tournaments.models import SoireeTable
-from tournaments.selectors import may_organise, soiree_list
+from tournaments.selectors import (
+    arbiter_queue,
+    disputes_of_hand,
+    disputes_of_player,
+    has_role,
+    may_organise,
+    soiree_list,
+)
 
 from . import selectors as lobby_reads
 from .access import viewable_hand, viewable_soiree
@@ -53,6 +62,7 @@ def lobby(request: HttpRequest) -> HttpResponse:
         "max_buy_in": casual_max_buy_in(),
         "time_zone": settings.TIME_ZONE,
         "organises": may_create_soirees(user),
+        "my_disputes": disputes_of_player(user=user),
     })
 
 
@@ -95,8 +105,28 @@ def table_page(request: HttpRequest, hand_id: str) -> HttpResponse:
 
 @login_required
 def audit_page(request: HttpRequest, hand_id: str) -> HttpResponse:
+    """The hand replayed and verified in the browser; its disputes and rulings, the form that
+    opens one (its players, the organiser) and the one that rules (the club's arbiters)."""
     hand = viewable_hand(request, hand_id)
-    return render(request, "frontend/audit.html", {"hand": hand})
+    place = SoireeTable.objects.filter(partie=hand.partie).select_related("soiree__club").first()
+    context: dict[str, Any] = {"hand": hand, "soiree": place.soiree if place else None}
+    if place is not None:
+        soiree = place.soiree
+        players = set(hand.partie.seats.filter(bot="").values_list("player_id", flat=True))
+        window = window_end(soiree)
+        context.update({
+            "disputes": disputes_of_hand(hand=hand),
+            "may_dispute": hand.status == Hand.Status.OVER
+            and (window is None or timezone.now() <= window)
+            and (request.user.pk in players or may_organise(request.user, soiree.club_id)),
+            "window_end": window,
+            "may_rule": request.user.pk not in players and (
+                request.user.is_staff or has_role(request.user, soiree.club_id, "auditor")),
+            "seat_names": [s.player.get_username() for s in
+                           hand.partie.seats.select_related("player").order_by("number")],
+            "time_zone": soiree.club.time_zone,
+        })
+    return render(request, "frontend/audit.html", context)
 
 
 @login_required
@@ -121,8 +151,9 @@ def record_download(request: HttpRequest, hand_id: str) -> HttpResponse:
 
 @login_required
 def hands_search(request: HttpRequest) -> HttpResponse:
-    """The arbiter's search: every finished hand the user may see, by soirée, player, game and
-    day, a page of 50 at a time, each with its audit page and its record."""
+    """The arbiter's room: his queue of open disputes (oldest first), and the search of every
+    finished hand the user may see, by soirée, table, player, game, day and dispute, a page of
+    50 at a time, each with its audit page and its record."""
     form = request.GET
     soiree = form.get("soiree", "")
     day_text = form.get("day", "")
@@ -131,11 +162,15 @@ def hands_search(request: HttpRequest) -> HttpResponse:
                if day_text else None)
     except ValueError:
         day = None
+    table = form.get("table", "")
     hands = lobby_reads.hands_found(
         user=request.user, soiree=int(soiree) if soiree.isdigit() else None,
+        table=int(table) if table.isdigit() and len(table) < 4 else None,
+        disputed=form.get("disputed") == "1",
         player=form.get("player", "").strip()[:150],
         game=form.get("game", "") if form.get("game") in Game.values else "", day=day)
     page = Paginator(hands, 50).get_page(form.get("page"))
     return render(request, "frontend/hands.html", {
         "page": page, "games": Game.choices, "form": form,
-        "soirees": soiree_list(user=request.user)[:100]})
+        "soirees": soiree_list(user=request.user)[:100],
+        "queue": arbiter_queue(user=request.user)})

@@ -11,6 +11,7 @@ A POST is sent with an empty JSON body: what is checked is who gets past the doo
 from __future__ import annotations
 
 import re
+import uuid
 from datetime import date, timedelta
 from typing import Any
 
@@ -71,6 +72,15 @@ EXPECTED: dict[tuple[str, str], dict[str, int]] = {
     ("GET", "/api/hands/{hand_id}/events"): _VIEW,
     ("GET", "/api/hands/{hand_id}/record"): _NOT_OVER,
     ("GET", "/api/hands/{hand_id}/verify"): _NOT_OVER,
+    ("GET", "/api/hands/{hand_id}/disputes"): _VIEW,
+    ("POST", "/api/hands/{hand_id}/disputes"): {r: (400 if s == 200 else s)
+                                                 for r, s in _VIEW.items()},
+    ("GET", "/api/disputes/"): _ANY_SIGNED_IN,
+    ("GET", "/api/disputes/{dispute_id}/"): _VIEW,
+    # A club auditor (or staff) who did not play the hand; an empty ruling is then refused.
+    ("POST", "/api/disputes/{dispute_id}/rulings"): {
+        **{r: 403 for r in ROLES}, "anonymous": 401, "auditor": 400, "staff": 400,
+        "superuser": 400},
     ("GET", "/api/soirees/"): _ANY_SIGNED_IN,
     ("POST", "/api/soirees/"): _SIGNED_IN_400,
     ("GET", "/api/soirees/{soiree_id}/"): _VIEW,
@@ -162,12 +172,17 @@ def world(django_user_model: Any, settings: Any) -> dict[str, Any]:
                                    comet_window=timedelta(hours=1))
     hand = partie.hands.get()
     from ledger.models import Account
+    from tournaments.models import Dispute
+
+    dispute = Dispute.objects.create(hand=hand, soiree=soiree, opened_by=users["seated"],
+                                     opened_at=now, reason="a revoke", request_id=uuid.uuid4())
 
     account = Account.objects.filter(club_key=club.slug).first()
     assert account is not None
     return {"users": users, "params": {
         "partie_id": partie.pk, "hand_id": hand.pk, "soiree_id": soiree.pk,
-        "season_id": season.pk, "club_key": club.slug, "account_id": account.pk}}
+        "season_id": season.pk, "club_key": club.slug, "account_id": account.pk,
+        "dispute_id": dispute.pk}}
 
 
 def _answer(client: APIClient, method: str, path: str, params: dict[str, Any]) -> int:

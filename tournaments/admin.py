@@ -277,3 +277,64 @@ class PlayerAdmin(UserAdmin):
         if match is not None and match.url_name == "autocomplete":
             found = found.exclude(pk__in=_bots())
         return found, duplicates
+
+
+# -- Hands by soirée, disputes and rulings ------------------------------------------------------
+
+from games.admin import HandAdmin, ReadOnlyMixin  # noqa: E402
+from games.models import Hand  # noqa: E402
+
+from .models import Dispute, Ruling  # noqa: E402
+
+
+class SoireeOfHandFilter(admin.SimpleListFilter):
+    """The hands of one soirée (games knows no soirée: the filter is added here)."""
+
+    title = "soirée"
+    parameter_name = "soiree"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[int, str]]:
+        return [(s.pk, str(s)) for s in Soiree.objects.select_related("club")[:50]]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        value = self.value()
+        if value and value.isdigit():
+            return queryset.filter(partie__soiree_table__soiree_id=int(value))
+        return queryset
+
+
+admin.site.unregister(Hand)
+
+
+@admin.register(Hand)
+class SoireeHandAdmin(HandAdmin):
+    list_filter = [SoireeOfHandFilter, *HandAdmin.list_filter]
+
+
+class RulingInline(ReadOnlyMixin, admin.StackedInline):
+    model = Ruling
+    fields = ["at", "arbiter", "kind", "reason", "corrections", "entries", "shortfall"]
+    readonly_fields = fields
+    extra = 0
+
+
+@admin.register(Dispute)
+class DisputeAdmin(ReadOnlyMixin, admin.ModelAdmin):
+    """Disputes and their rulings are the record: read-only here, ruled on the audit page."""
+
+    list_display = ["id", "soiree", "hand_link", "opened_by", "opened_at", "status"]
+    list_filter = ["soiree"]
+    search_fields = ["reason", "opened_by__username"]
+    readonly_fields = ["hand_link", "soiree", "opened_by", "opened_at", "reason", "event_seq"]
+    exclude = ["hand", "request_id"]
+    inlines = [RulingInline]
+
+    @admin.display(description="hand")
+    def hand_link(self, obj: Dispute) -> str:
+        return format_html('<a href="{}#disputes">hand {} · the replay</a>',
+                           reverse("audit-page", args=[obj.hand_id]), obj.hand.number)
+
+    @admin.display(description="status")
+    def status(self, obj: Dispute) -> str:
+        latest = obj.rulings.order_by("-at", "-pk").first()
+        return f"ruled: {latest.kind}" if latest else "open"

@@ -26,3 +26,11 @@ class NotMember(TournamentError):
 class SoireeState(TournamentError):
     status = 409
     code = "soiree_state"
+
+
+class NotAuditor(TournamentError):
+    """Not one who may do this to a hand: dispute it (its players, the organiser) or rule on
+    it (a club auditor who did not play it)."""
+
+    status = 403
+    code = "not_allowed_here"

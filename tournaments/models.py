@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+import pgtrigger
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
@@ -101,6 +102,9 @@ class Soiree(models.Model):
     deals_per_partie = models.PositiveIntegerField(
         null=True, blank=True, help_text="Hands per partie; empty: until a player is broke")
     bots_allowed = models.BooleanField(default=True)
+    dispute_window = models.DurationField(
+        default=timedelta(hours=24),
+        help_text="A hand may be disputed until this long after the soirée closes")
     bot_kind = models.CharField(
         max_length=16, default="heuristic",
         choices=[("heuristic", "heuristic"), ("random", "random"), ("timeout", "timeout")],
@@ -218,3 +222,64 @@ class Announcement(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} {self.player or ''} at {self.soiree}"
+
+
+def _append_only(name: str, what: str) -> pgtrigger.Trigger:
+    """A PostgreSQL trigger that refuses UPDATE and DELETE: the rows are the record."""
+    return pgtrigger.Trigger(
+        name=name, when=pgtrigger.Before, operation=pgtrigger.Update | pgtrigger.Delete,
+        func=f"RAISE EXCEPTION '{what} are append-only: % refused on %', TG_OP, TG_TABLE_NAME"
+             " USING ERRCODE = 'restrict_violation';")
+
+
+class Dispute(models.Model):
+    """A player of the hand, or the organiser, asks the arbiter to rule on a finished hand.
+    Open until ruled; its rulings (the latest stands) are ``Ruling`` rows."""
+
+    hand = models.ForeignKey("games.Hand", on_delete=models.PROTECT, related_name="disputes")
+    soiree = models.ForeignKey(Soiree, on_delete=models.PROTECT, related_name="disputes")
+    opened_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
+                                  related_name="+")
+    opened_at = models.DateTimeField()
+    reason = models.TextField(max_length=2000)
+    event_seq = models.PositiveIntegerField(null=True, blank=True,
+                                            help_text="The event it concerns, if one")
+    request_id = models.UUIDField(unique=True, help_text="The same request again opens it once")
+
+    class Meta:
+        ordering = ["opened_at", "pk"]
+        triggers = [_append_only("dispute_append_only", "disputes")]
+
+    def __str__(self) -> str:
+        return f"dispute {self.pk} on hand {self.hand_id}"
+
+
+class Ruling(models.Model):
+    """An arbiter's ruling on a dispute. Append-only: a second ruling on the same dispute is an
+    appeal, recorded beside the first, and the latest stands. The ledger entries it posted (the
+    difference between what it orders and what the rulings before it moved) are named here."""
+
+    class Kind(models.TextChoices):
+        STANDS = "stands"  # the result stands
+        VOID = "void"  # every chip the hand moved goes back
+        ADJUSTED = "adjusted"  # chip corrections between the hand's players
+
+    dispute = models.ForeignKey(Dispute, on_delete=models.PROTECT, related_name="rulings")
+    arbiter = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
+                                related_name="+")
+    at = models.DateTimeField()
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    reason = models.TextField(max_length=2000)
+    corrections = models.JSONField(default=dict, blank=True,
+                                   help_text="adjusted: chips per player, summing to zero")
+    entries = models.JSONField(default=list, blank=True, help_text="The ledger entries posted")
+    shortfall = models.JSONField(default=dict, blank=True,
+                                 help_text="Chips a wallet did not hold, per player")
+    request_id = models.UUIDField(unique=True, help_text="The same request again rules once")
+
+    class Meta:
+        ordering = ["at", "pk"]
+        triggers = [_append_only("ruling_append_only", "rulings")]
+
+    def __str__(self) -> str:
+        return f"ruling {self.pk} ({self.kind}) on dispute {self.dispute_id}"

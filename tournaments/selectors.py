@@ -124,3 +124,48 @@ def announcements(*, soiree: Soiree, limit: int = 20) -> list[dict[str, Any]]:
     """The latest announcements, newest first."""
     return [announcement_row(a) for a in soiree.announcements.select_related("player")
             .order_by("-at", "-pk")[:limit]]
+
+
+def dispute_row(d: Any) -> dict[str, Any]:
+    """A dispute, its rulings (oldest first; the latest stands) and where its hand was played."""
+    rulings = [{"id": r.pk, "kind": r.kind, "reason": r.reason, "at": r.at,
+                "arbiter": r.arbiter.get_username(), "corrections": r.corrections,
+                "entries": r.entries, "shortfall": r.shortfall}
+               for r in d.rulings.select_related("arbiter").order_by("at", "pk")]
+    return {"id": d.pk, "hand": str(d.hand_id), "hand_number": d.hand.number,
+            "table": d.hand.partie.table_label, "soiree": d.soiree_id,
+            "opened_by": d.opened_by.get_username(), "opened_at": d.opened_at,
+            "reason": d.reason, "event": d.event_seq,
+            "status": "ruled" if rulings else "open",
+            "ruling": rulings[-1] if rulings else None, "rulings": rulings}
+
+
+def disputes_of_hand(*, hand: Any) -> list[dict[str, Any]]:
+    from .models import Dispute
+
+    return [dispute_row(d) for d in Dispute.objects.filter(hand=hand).select_related(
+        "hand__partie", "opened_by").order_by("opened_at", "pk")]
+
+
+def arbiter_queue(*, user: Any, status: str = "open") -> list[dict[str, Any]]:
+    """The disputes of the clubs ``user`` audits (all of them for staff), oldest first."""
+    from .models import Dispute
+
+    disputes = Dispute.objects.select_related("hand__partie", "opened_by", "soiree")
+    if not (getattr(user, "is_staff", False) or getattr(user, "is_superuser", False)):
+        disputes = disputes.filter(soiree__club__memberships__user=user,
+                                   soiree__club__memberships__role=Membership.Role.AUDITOR)
+    if status == "open":
+        disputes = disputes.filter(rulings__isnull=True)
+    elif status == "ruled":
+        disputes = disputes.filter(rulings__isnull=False)
+    return [dispute_row(d) for d in disputes.distinct().order_by("opened_at", "pk")]
+
+
+def disputes_of_player(*, user: Any, limit: int = 10) -> list[dict[str, Any]]:
+    """The disputes on hands ``user`` played, newest first: his page tells him of them."""
+    from .models import Dispute
+
+    return [dispute_row(d) for d in Dispute.objects.filter(
+        hand__partie__seats__player=user).select_related("hand__partie", "opened_by")
+        .distinct().order_by("-opened_at", "-pk")[:limit]]

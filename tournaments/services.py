@@ -25,6 +25,7 @@ from ledger import selectors as ledger_selectors
 from ledger import services as ledger
 from ledger.netting import minimal_transfers
 
+from .arbitration import rulings_net
 from .errors import NotMember, SoireeError, SoireeState
 from .models import Announcement, Club, Membership, Registration, Soiree, SoireeTable
 from .seating import Change, SeatingError, draw, next_seating
@@ -482,6 +483,8 @@ def standings_compute(*, soiree: Soiree, at: datetime) -> dict[str, Any]:
         for n in shared.nets:
             if n.account.owner_id:
                 rows[n.account.owner.get_username()]["net"] += n.net
+    for name, net in rulings_net(soiree=soiree).items():  # the arbiters' rulings
+        rows[name]["net"] += net
     table = [{"player": name, **row} for name, row in rows.items()]
     table.sort(key=lambda r: (-r["net"], -r["hands_won"], r["player"]))
     return {"players": table, "computed_at": at.isoformat()}

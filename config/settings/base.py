@@ -187,7 +187,9 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {"PlayStatusEnum": "games.models.Hand.Status",
                             "PartieStatusEnum": "games.models.Partie.Status",
                             "BotKindEnum": "games.services.parties.BOT_NAMES",
-                            "SoireeStatusEnum": "tournaments.models.Soiree.Status"},
+                            "SoireeStatusEnum": "tournaments.models.Soiree.Status",
+                            "AnnouncementKindEnum": "tournaments.models.Announcement.Kind",
+                            "RulingKindEnum": "tournaments.models.Ruling.Kind"},
     # Then every operation's error answers (config/schema.py).
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums",
                              "config.schema.document_errors"],

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import disputes, views
 
 urlpatterns = [
     path("soirees/", views.SoireeListView.as_view(), name="soiree-list"),
@@ -23,6 +23,13 @@ urlpatterns = [
     path("soirees/<int:soiree_id>/my-table", views.MyTableView.as_view(), name="soiree-my-table"),
     path("soirees/<int:soiree_id>/standings", views.SoireeStandingsView.as_view(),
          name="soiree-standings"),
+    path("hands/<uuid:hand_id>/disputes", disputes.HandDisputesView.as_view(),
+         name="hand-disputes"),
+    path("disputes/", disputes.DisputeQueueView.as_view(), name="dispute-queue"),
+    path("disputes/<int:dispute_id>/", disputes.DisputeDetailView.as_view(),
+         name="dispute-detail"),
+    path("disputes/<int:dispute_id>/rulings", disputes.RulingView.as_view(),
+         name="dispute-rulings"),
     path("seasons/<int:season_id>/standings", views.SeasonStandingsView.as_view(),
          name="season-standings"),
 ]

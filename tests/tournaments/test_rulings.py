@@ -1,0 +1,270 @@
+"""Disputes and rulings on a played soirée hand: who may open and rule, each ruling kind's
+chips, appeals, shortfalls, and the books, standings, settlement and statements afterwards."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+from django.utils import timezone
+
+from games.models import Hand
+from ledger import selectors as ledger_selectors
+from ledger.models import Posting
+from tournaments import arbitration, services
+from tournaments.errors import NotAuditor, SoireeError, SoireeState
+from tournaments.models import Ruling, Soiree
+
+from .test_clock import OPENS, _beat, _soiree, _status
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def played(clock: Any, club: Any, members: Any) -> dict[str, Any]:
+    """A closed Comet soirée: two people who never move (their time-outs play) and bots."""
+    soiree = _soiree(club, bot_kind="heuristic", deals_per_partie=2,
+                     lasts=timedelta(seconds=25))
+    alice, bruno = members(2, prefix="joueur")
+    for user in (alice, bruno):
+        services.checkin(soiree=soiree, user=user, at=timezone.now())
+    (arbiter,) = members(1, prefix="arbiter")
+    services.membership_add(club=club, user=arbiter, role="auditor")
+    clock.move_to(OPENS - timedelta(seconds=1))
+    _beat(clock, until=lambda: _status(soiree) == Soiree.Status.CLOSED)
+    soiree.refresh_from_db()
+    hand = next(h for h in Hand.objects.filter(partie__soiree_table__soiree=soiree)
+                .order_by("started_at") if _moved(h)
+                and {alice.pk} <= set(h.partie.seats.values_list("player_id", flat=True)))
+    return {"soiree": soiree, "hand": hand, "alice": alice, "bruno": bruno,
+            "arbiter": arbiter}
+
+
+def _moved(hand: Hand) -> dict[str, int]:
+    nets: dict[str, int] = {}
+    for name, amount in Posting.objects.filter(
+            entry__source__startswith=f"hand:{hand.pk}/", account__owner__isnull=False
+    ).values_list("account__owner__username", "amount"):
+        nets[name] = nets.get(name, 0) + amount
+    return {k: v for k, v in nets.items() if v}
+
+
+def _open(played: dict[str, Any], by: str = "alice") -> Any:
+    return arbitration.dispute_open(hand=played["hand"], user=played[by], reason="a revoke",
+                                    request_id=uuid.uuid4(), at=timezone.now())
+
+
+def _standing(soiree: Soiree, name: str) -> int:
+    soiree.refresh_from_db()
+    return next((r["net"] for r in soiree.standings["players"] if r["player"] == name), 0)
+
+
+def test_who_may_dispute_and_when(played, organiser, outsider, clock):
+    hand, soiree = played["hand"], played["soiree"]
+    services.membership_add(club=soiree.club, user=outsider, role="player")
+    with pytest.raises(NotAuditor):
+        arbitration.dispute_open(hand=hand, user=outsider, reason="x", request_id=uuid.uuid4(),
+                                 at=timezone.now())
+    with pytest.raises(SoireeError, match="a reason is needed"):
+        arbitration.dispute_open(hand=hand, user=played["alice"], reason="  ",
+                                 request_id=uuid.uuid4(), at=timezone.now())
+    with pytest.raises(SoireeError, match="not 999"):
+        arbitration.dispute_open(hand=hand, user=played["alice"], reason="x", event_seq=999,
+                                 request_id=uuid.uuid4(), at=timezone.now())
+    request = uuid.uuid4()
+    first = arbitration.dispute_open(hand=hand, user=played["alice"], reason="a revoke",
+                                     request_id=request, at=timezone.now(), event_seq=3)
+    again = arbitration.dispute_open(hand=hand, user=played["alice"], reason="a revoke",
+                                     request_id=request, at=timezone.now())
+    assert first.pk == again.pk and first.event_seq == 3
+    assert arbitration.dispute_open(hand=hand, user=organiser, reason="seen from the door",
+                                    request_id=uuid.uuid4(), at=timezone.now()).pk != first.pk
+    late = soiree.closed_at + soiree.dispute_window + timedelta(seconds=1)
+    with pytest.raises(SoireeState, match="the time to dispute"):
+        arbitration.dispute_open(hand=hand, user=played["alice"], reason="x",
+                                 request_id=uuid.uuid4(), at=late)
+
+
+def test_a_player_of_the_hand_or_a_non_auditor_may_not_rule(played, organiser):
+    dispute = _open(played)
+    for who in (played["bruno"], organiser):
+        with pytest.raises(NotAuditor):
+            arbitration.rule(dispute=dispute, arbiter=who, kind="stands", reason="fine",
+                             request_id=uuid.uuid4(), at=timezone.now())
+    assert not Ruling.objects.exists()
+
+
+def test_a_void_hand_gives_every_chip_back_and_the_standings_follow(played):
+    soiree, hand = played["soiree"], played["hand"]
+    moved = _moved(hand)
+    before = {name: _standing(soiree, name) for name in moved}
+    dispute = _open(played)
+    request = uuid.uuid4()
+
+    ruling = arbitration.rule(dispute=dispute, arbiter=played["arbiter"], kind="void",
+                              reason="misdeal", request_id=request, at=timezone.now())
+    again = arbitration.rule(dispute=dispute, arbiter=played["arbiter"], kind="void",
+                             reason="misdeal", request_id=request, at=timezone.now())
+
+    assert again.pk == ruling.pk and Ruling.objects.count() == 1
+    assert ruling.entries and not ruling.shortfall
+    by_ruling: dict[str, int] = {}
+    for name, amount in Posting.objects.filter(
+            entry__id__in=ruling.entries, account__owner__isnull=False
+    ).values_list("account__owner__username", "amount"):
+        by_ruling[name] = by_ruling.get(name, 0) + amount
+    assert {k: v for k, v in by_ruling.items() if v} == {k: -v for k, v in moved.items()}
+    for name, net in moved.items():
+        assert _standing(soiree, name) == before[name] - net
+    # The settlement keeps what it showed and gains the correcting transfers.
+    settlement = soiree.settlement
+    paid: dict[str, int] = {}
+    for t in settlement["transfers"] + settlement["corrections"]:
+        paid[t["from"]] = paid.get(t["from"], 0) - t["amount"]
+        paid[t["to"]] = paid.get(t["to"], 0) + t["amount"]
+    assert {k: v for k, v in paid.items() if v} == {
+        r["player"]: r["net"] for r in soiree.standings["players"] if r["net"]}
+    call_command("check_books")
+    # The player's statement shows the ruling.
+    wallet = ledger_selectors.wallet_of(user=played["alice"], club_key=soiree.club.slug)
+    memos = [p.entry.memo for p in ledger_selectors.account_statement(account=wallet)]
+    if played["alice"].username in moved:
+        assert any(m.startswith(f"Ruling (void) on dispute {dispute.pk}") for m in memos)
+
+
+def test_an_adjustment_moves_chips_between_players_and_an_appeal_undoes_it(played):
+    soiree = played["soiree"]
+    dispute = _open(played)
+    alice = played["alice"].username
+    alice_before = _standing(soiree, alice)
+    with pytest.raises(SoireeError, match="sum to zero"):
+        arbitration.rule(dispute=dispute, arbiter=played["arbiter"], kind="adjusted",
+                         reason="revoke", corrections={alice: -2, "joueur2": 1},
+                         request_id=uuid.uuid4(), at=timezone.now())
+    with pytest.raises(SoireeError, match="not a player of this hand: zed"):
+        arbitration.rule(dispute=dispute, arbiter=played["arbiter"], kind="adjusted",
+                         reason="revoke", corrections={alice: -2, "zed": 2},
+                         request_id=uuid.uuid4(), at=timezone.now())
+    other = next(s.player.username for s in played["hand"].partie.seats.all()
+                 if s.player.username != alice)
+
+    arbitration.rule(dispute=dispute, arbiter=played["arbiter"], kind="adjusted",
+                     reason="a revoke: two chips of penalty",
+                     corrections={alice: -2, other: 2}, request_id=uuid.uuid4(),
+                     at=timezone.now())
+    assert _standing(soiree, alice) == alice_before - 2
+
+    appeal = arbitration.rule(dispute=dispute, arbiter=played["arbiter"], kind="stands",
+                              reason="on appeal: no revoke", request_id=uuid.uuid4(),
+                              at=timezone.now())
+    assert appeal.entries and _standing(soiree, alice) == alice_before
+    assert list(dispute.rulings.values_list("kind", flat=True)) == ["adjusted", "stands"]
+    call_command("check_books")
+
+
+def test_a_correction_larger_than_a_wallet_records_the_shortfall(played):
+    soiree = played["soiree"]
+    dispute = _open(played)
+    wallet = ledger_selectors.wallet_of(user=played["alice"], club_key=soiree.club.slug)
+    holds = wallet.balance
+    alice = played["alice"].username
+    other = next(s.player.username for s in played["hand"].partie.seats.all()
+                 if s.player.username != alice)
+
+    ruling = arbitration.rule(dispute=dispute, arbiter=played["arbiter"], kind="adjusted",
+                              reason="heavy penalty",
+                              corrections={alice: -(holds + 10), other: holds + 10},
+                              request_id=uuid.uuid4(), at=timezone.now())
+
+    wallet.refresh_from_db()
+    assert wallet.balance == 0
+    assert ruling.shortfall == {alice: 10, other: 10}
+    call_command("check_books")
+
+
+@pytest.mark.postgres
+def test_rulings_and_disputes_are_append_only(played):
+    from django.db import IntegrityError, InternalError, transaction
+
+    dispute = _open(played)
+    ruling = arbitration.rule(dispute=dispute, arbiter=played["arbiter"], kind="stands",
+                              reason="fine", request_id=uuid.uuid4(), at=timezone.now())
+    for row in (dispute, ruling):
+        with pytest.raises((IntegrityError, InternalError)), transaction.atomic():
+            type(row).objects.filter(pk=row.pk).update(reason="rewritten")
+        with pytest.raises((IntegrityError, InternalError)), transaction.atomic():
+            type(row).objects.filter(pk=row.pk).delete()
+
+
+# -- Through the API ----------------------------------------------------------------------------
+
+
+def _post(client: Any, url: str, **body: Any) -> Any:
+    return client.post(url, body, content_type="application/json")
+
+
+def test_a_dispute_and_its_ruling_through_the_api(client, played):
+    hand = played["hand"]
+    client.force_login(played["alice"])
+    opened = _post(client, f"/api/hands/{hand.pk}/disputes", reason="the Comet was mine",
+                   event=2, request_id=str(uuid.uuid4()))
+    assert opened.status_code == 201, opened.content
+    dispute = opened.json()
+    assert (dispute["status"], dispute["event"], dispute["opened_by"]) == (
+        "open", 2, played["alice"].username)
+    # A player of the hand may not rule on it.
+    ruled = _post(client, f"/api/disputes/{dispute['id']}/rulings", kind="stands",
+                  reason="mine", request_id=str(uuid.uuid4()))
+    assert ruled.status_code == 403
+
+    client.force_login(played["arbiter"])
+    queue = client.get("/api/disputes/").json()["disputes"]
+    assert [d["id"] for d in queue] == [dispute["id"]]
+    wrong = _post(client, f"/api/disputes/{dispute['id']}/rulings", kind="adjusted",
+                  reason="revoke", corrections={played["alice"].username: -3},
+                  request_id=str(uuid.uuid4()))
+    assert wrong.status_code == 400 and "sum to zero" in wrong.json()["detail"]
+    request = str(uuid.uuid4())
+    first = _post(client, f"/api/disputes/{dispute['id']}/rulings", kind="stands",
+                  reason="the Comet was played in time", request_id=request)
+    second = _post(client, f"/api/disputes/{dispute['id']}/rulings", kind="stands",
+                   reason="the Comet was played in time", request_id=request)
+    assert first.status_code == second.status_code == 201
+    assert len(second.json()["rulings"]) == 1 and second.json()["status"] == "ruled"
+    assert client.get("/api/disputes/").json()["disputes"] == []
+    assert [d["id"] for d in client.get("/api/disputes/?status=ruled").json()[
+        "disputes"]] == [dispute["id"]]
+    assert client.get("/api/disputes/?status=maybe").status_code == 400
+
+    # The player reads the ruling on his lobby and the hand's audit page.
+    client.force_login(played["alice"])
+    lobby = client.get("/").content.decode()
+    assert "Contestations sur vos donnes" in lobby and "le résultat est maintenu" in lobby
+    audit = client.get(f"/hands/{hand.pk}/audit").content.decode()
+    assert "Décision : le résultat est maintenu" in audit
+    assert "the Comet was played in time" in audit
+
+
+def test_a_dispute_on_a_hand_in_play_or_by_a_stranger_is_refused(client, clock, club, members,
+                                                                 outsider):
+    soiree = _soiree(club, deals_per_partie=3, lasts=timedelta(minutes=5))
+    alice, bruno = members(2, prefix="joueur")
+    for user in (alice, bruno):
+        services.checkin(soiree=soiree, user=user, at=timezone.now())
+    clock.move_to(OPENS)
+    from tournaments.tasks import soiree_clock
+
+    soiree_clock()
+    hand = Hand.objects.get(partie__soiree_table__soiree=soiree)
+    client.force_login(alice)
+    early = _post(client, f"/api/hands/{hand.pk}/disputes", reason="too soon",
+                  request_id=str(uuid.uuid4()))
+    assert early.status_code == 409 and "still being played" in early.json()["detail"]
+    client.force_login(outsider)
+    stranger = _post(client, f"/api/hands/{hand.pk}/disputes", reason="me too",
+                     request_id=str(uuid.uuid4()))
+    assert stranger.status_code == 403
+    assert not hand.disputes.exists()

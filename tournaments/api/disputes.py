@@ -1,0 +1,136 @@
+"""Disputes and rulings through the API: a hand's players and the organiser open a dispute on a
+finished soirée hand; the club's auditors see their queue and rule (tournaments.arbitration)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.shortcuts import get_object_or_404
+from django.utils import timezone
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from games.models import Hand
+from games.permissions import may_view
+from tournaments import arbitration, selectors
+from tournaments.errors import NotAuditor, NotMember
+from tournaments.models import Dispute, Ruling
+
+
+class DisputeOpenSerializer(serializers.Serializer):
+    reason = serializers.CharField(max_length=2000)
+    event = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=None,
+                                     help_text="the seq of the event it concerns")
+    request_id = serializers.UUIDField(help_text="The same id again opens it once")
+
+
+class RulingRequestSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=Ruling.Kind.choices)
+    reason = serializers.CharField(max_length=2000)
+    corrections = serializers.DictField(
+        child=serializers.IntegerField(min_value=-1_000_000, max_value=1_000_000),
+        required=False, default=dict, help_text="adjusted: chips per player, summing to zero")
+    request_id = serializers.UUIDField(help_text="The same id again rules once")
+
+
+class RulingSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    kind = serializers.ChoiceField(choices=Ruling.Kind.choices)
+    reason = serializers.CharField()
+    at = serializers.DateTimeField()
+    arbiter = serializers.CharField()
+    corrections = serializers.DictField(child=serializers.IntegerField())
+    entries = serializers.ListField(child=serializers.IntegerField(),
+                                    help_text="the ledger entries it posted")
+    shortfall = serializers.DictField(child=serializers.IntegerField())
+
+
+class DisputeSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    hand = serializers.UUIDField()
+    hand_number = serializers.IntegerField()
+    table = serializers.CharField()
+    soiree = serializers.IntegerField()
+    opened_by = serializers.CharField()
+    opened_at = serializers.DateTimeField()
+    reason = serializers.CharField()
+    event = serializers.IntegerField(allow_null=True)
+    status = serializers.ChoiceField(choices=["open", "ruled"])
+    ruling = RulingSerializer(allow_null=True, help_text="the one that stands: the latest")
+    rulings = RulingSerializer(many=True)
+
+
+class DisputeListSerializer(serializers.Serializer):
+    disputes = DisputeSerializer(many=True)
+
+
+def _hand(request: Request, hand_id: str) -> Hand:
+    hand = get_object_or_404(Hand.objects.select_related("partie"), pk=hand_id)
+    if not may_view(request.user, hand.partie):
+        raise NotMember("only the club's members may see this hand")
+    return hand
+
+
+class HandDisputesView(APIView):
+    @extend_schema(responses=DisputeListSerializer)
+    def get(self, request: Request, hand_id: str) -> Response:
+        hand = _hand(request, hand_id)
+        return Response({"disputes": selectors.disputes_of_hand(hand=hand)})
+
+    @extend_schema(request=DisputeOpenSerializer, responses={201: DisputeSerializer})
+    def post(self, request: Request, hand_id: str) -> Response:
+        hand = _hand(request, hand_id)
+        data = DisputeOpenSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        dispute = arbitration.dispute_open(hand=hand, user=request.user, reason=v["reason"],
+                                           event_seq=v["event"], request_id=v["request_id"],
+                                           at=timezone.now())
+        return Response(selectors.dispute_row(dispute), status=status.HTTP_201_CREATED)
+
+
+class DisputeQueueView(APIView):
+    """The arbiter's queue: the disputes of the clubs he audits, oldest first."""
+
+    @extend_schema(operation_id="disputes_queue", responses=DisputeListSerializer,
+                   parameters=[OpenApiParameter("status", enum=["open", "ruled", "all"])])
+    def get(self, request: Request) -> Response:
+        wanted = request.query_params.get("status", "open")
+        if wanted not in ("open", "ruled", "all"):
+            raise serializers.ValidationError({"status": ["one of open, ruled, all"]})
+        return Response({"disputes": selectors.arbiter_queue(user=request.user,
+                                                             status=wanted)})
+
+
+def _dispute(request: Request, dispute_id: int) -> Dispute:
+    dispute = get_object_or_404(Dispute.objects.select_related("hand__partie", "soiree"),
+                                pk=dispute_id)
+    if not may_view(request.user, dispute.hand.partie):
+        raise NotMember("only the club's members may see this dispute")
+    return dispute
+
+
+class DisputeDetailView(APIView):
+    @extend_schema(responses=DisputeSerializer)
+    def get(self, request: Request, dispute_id: int) -> Response:
+        return Response(selectors.dispute_row(_dispute(request, dispute_id)))
+
+
+class RulingView(APIView):
+    """An arbiter rules; a second ruling on a dispute is an appeal (the latest stands)."""
+
+    @extend_schema(request=RulingRequestSerializer, responses={201: DisputeSerializer})
+    def post(self, request: Request, dispute_id: int) -> Response:
+        dispute = _dispute(request, dispute_id)
+        if not arbitration.may_rule(request.user, dispute):  # before reading the request
+            raise NotAuditor("only a club auditor who did not play this hand may rule on it")
+        data = RulingRequestSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v: dict[str, Any] = data.validated_data
+        arbitration.rule(dispute=dispute, arbiter=request.user, kind=v["kind"],
+                         reason=v["reason"], corrections=v["corrections"],
+                         request_id=v["request_id"], at=timezone.now())
+        return Response(selectors.dispute_row(dispute), status=status.HTTP_201_CREATED)
