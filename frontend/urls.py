@@ -20,6 +20,7 @@ urlpatterns = [
     path("seasons/<int:season_id>/", results.season_page, name="season-page"),
     path("hands/", views.hands_search, name="hands-search"),
     path("hands/<uuid:hand_id>/", views.table_page, name="table-page"),
+    path("hands/<uuid:hand_id>/replay", views.replay_page, name="replay-page"),
     path("hands/<uuid:hand_id>/audit", views.audit_page, name="audit-page"),
     path("hands/<uuid:hand_id>/record.json", views.record_download, name="record-download"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),

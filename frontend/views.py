@@ -104,6 +104,27 @@ def table_page(request: HttpRequest, hand_id: str) -> HttpResponse:
 
 
 @login_required
+def replay_page(request: HttpRequest, hand_id: str) -> HttpResponse:
+    """A finished hand replayed on the card table, step by step (``#seq=17`` names a step):
+    the table page in its replay mode, reading ``/api/hands/{id}/replay``."""
+    hand = viewable_hand(request, hand_id)
+    partie = hand.partie
+    table = {
+        "hand": str(hand.pk), "number": hand.number, "game": partie.game, "replay": True,
+        "your_seat": None, "soiree": None, "table_number": None,
+        "time_zone": settings.TIME_ZONE, "live_path": "", "partie": str(partie.pk),
+        "seats": [{"number": s.number, "name": s.player.get_username(), "bot": bool(s.bot),
+                   "away": False}
+                  for s in partie.seats.select_related("player").order_by("number")],
+        "urls": {"table": reverse("table-page", args=[UUID_ZERO]),
+                 "audit": reverse("audit-page", args=[hand.pk]), "lobby": reverse("lobby")},
+    }
+    return render(request, "frontend/table.html", {
+        "hand": hand, "partie": partie, "table": table, "words": table_words(),
+        "replay": True})
+
+
+@login_required
 def audit_page(request: HttpRequest, hand_id: str) -> HttpResponse:
     """The hand replayed and verified in the browser; its disputes and rulings, the form that
     opens one (its players, the organiser) and the one that rules (the club's arbiters)."""

@@ -137,6 +137,14 @@ def table_words() -> dict[str, Any]:
         "next_partie": _("Your next partie at this table →"),
         "next_partie_at": _("Your next partie: table {n} →"),
         "partie_over": _("The partie is over."),
+        "replay": {
+            "step": _("Event {seq} of {count}"),
+            "start": _("Before the first event"),
+            "by": {"player": _("played by {name}"), "forced": _("forced: the only legal move"),
+                   "timeout": _("played by the time-out rule"), "bot": _("played by the bot"),
+                   "service": _("by the dealer (the service)")},
+            "all_hands": _("Every hand"),
+        },
         "refused": _("Refused: {detail}"),
         "reload": _("Somebody played first: the table has been brought up to date."),
     }

@@ -10,6 +10,7 @@ from django.db.models import Prefetch, QuerySet
 
 from games.engine.base import Event
 from games.engine.record import build_record
+from games.engine.registry import get_game
 from games.engine.verify import Discrepancy, verify_record
 from games.errors import HandNotOver
 from games.models import Hand, HandEvent, Invitation, Partie, Seat
@@ -135,6 +136,33 @@ def hand_verification(*, hand: Hand) -> dict[str, Any]:
         return {"ok": True, "digest": verify_record(record), "discrepancy": None}
     except Discrepancy as exc:
         return {"ok": False, "digest": record.get("digest"), "discrepancy": str(exc)}
+
+
+def hand_replay(*, hand: Hand) -> list[dict[str, Any]]:
+    """A finished hand, step by step: after each event, the table as everyone may now see it
+    (every seat's cards, the offer's card), with the event as the record has it."""
+    if hand.status != Hand.Status.OVER:
+        raise HandNotOver("the replay is published once the hand is over")
+    engine = get_game(hand.partie.game)
+    n = hand.partie.seats.count()
+    state = engine.initial_state(store.hand_deck(hand))
+    steps = []
+    for raw in store.events(hand):
+        event = Event.from_dict(raw)
+        state = engine.apply(state, event)
+        view = engine.view(state, None)
+        hands = {}
+        for seat in range(n):
+            mine = engine.view(state, seat)
+            hands[str(seat)] = mine.get("hand") or []
+            if view.get("offer") and mine.get("offer", {}).get("card"):
+                view["offer"] = mine["offer"]
+        view["all_hands"] = hands
+        moved = engine.move_of(event)
+        steps.append({"event": raw, "move": moved is not None,
+                      "seat": moved[0] if moved else None, "view": view,
+                      "to_act": view.get("to_act", [])})
+    return steps
 
 
 def replayed_events(hand: Hand) -> list[Event]:

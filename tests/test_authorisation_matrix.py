@@ -72,6 +72,7 @@ EXPECTED: dict[tuple[str, str], dict[str, int]] = {
     ("GET", "/api/hands/{hand_id}/events"): _VIEW,
     ("GET", "/api/hands/{hand_id}/record"): _NOT_OVER,
     ("GET", "/api/hands/{hand_id}/verify"): _NOT_OVER,
+    ("GET", "/api/hands/{hand_id}/replay"): _NOT_OVER,
     ("GET", "/api/hands/{hand_id}/disputes"): _VIEW,
     ("POST", "/api/hands/{hand_id}/disputes"): {r: (400 if s == 200 else s)
                                                  for r, s in _VIEW.items()},
@@ -124,6 +125,7 @@ EXPECTED: dict[tuple[str, str], dict[str, int]] = {
     ("PAGE", "/hands/"): _PAGE,
     ("PAGE", "/hands/{hand_id}/"): _PAGE_VIEW,
     ("PAGE", "/hands/{hand_id}/audit"): _PAGE_VIEW,
+    ("PAGE", "/hands/{hand_id}/replay"): _PAGE_VIEW,
     # The hand of the world is in play: its record is published once it is over.
     ("PAGE", "/hands/{hand_id}/record.json"): {**_PAGE_VIEW, **{r: 409 for r, s in
                                                                _PAGE_VIEW.items() if s == 200}},

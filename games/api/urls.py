@@ -14,5 +14,6 @@ urlpatterns = [
     path("hands/<uuid:hand_id>/moves", views.HandMovesView.as_view(), name="hand-moves"),
     path("hands/<uuid:hand_id>/events", views.HandEventsView.as_view(), name="hand-events"),
     path("hands/<uuid:hand_id>/record", views.HandRecordView.as_view(), name="hand-record"),
+    path("hands/<uuid:hand_id>/replay", views.HandReplayView.as_view(), name="hand-replay"),
     path("hands/<uuid:hand_id>/verify", views.HandVerifyView.as_view(), name="hand-verify"),
 ]

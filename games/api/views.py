@@ -187,6 +187,15 @@ class HandRecordView(APIView):
         return Response(selectors.hand_record(hand=_hand(request, hand_id)))
 
 
+class HandReplayView(APIView):
+    """A finished hand step by step: the table after each event, every seat's cards shown."""
+
+    @extend_schema(responses={200: dict, 409: _NOT_OVER})
+    def get(self, request: Request, hand_id: str) -> Response:
+        return Response({"hand": hand_id,
+                         "steps": selectors.hand_replay(hand=_hand(request, hand_id))})
+
+
 class HandVerifyView(APIView):
     @extend_schema(responses={200: s.HandVerificationSerializer, 409: _NOT_OVER})
     def get(self, request: Request, hand_id: str) -> Response:

@@ -268,3 +268,28 @@ def test_a_dispute_on_a_hand_in_play_or_by_a_stranger_is_refused(client, clock, 
                      request_id=str(uuid.uuid4()))
     assert stranger.status_code == 403
     assert not hand.disputes.exists()
+
+
+def test_the_replay_gives_the_table_after_each_event_with_every_hand(client, played):
+    from games.services import store
+
+    hand = played["hand"]
+    client.force_login(played["arbiter"])
+
+    steps = client.get(f"/api/hands/{hand.pk}/replay").json()["steps"]
+
+    assert [s["event"]["seq"] for s in steps] == list(range(1, hand.last_seq + 1))
+    n = hand.partie.seats.count()
+    deck = store.hand_deck(hand)
+    first = steps[0]["view"]["all_hands"]
+    assert sorted(c for cards in first.values() for c in cards) == sorted(deck[:sum(
+        len(cards) for cards in first.values())])
+    assert len(first) == n
+    # Comet: every card is in a hand or on the table, at every step.
+    for step in steps:
+        held = sum(len(cards) for cards in step["view"]["all_hands"].values())
+        assert held + len(step["view"]["played"]) == len(deck)
+    assert steps[-1]["view"]["result"] is not None
+    assert any(s["move"] for s in steps) and not steps[0]["move"]
+    moves = [s for s in steps if s["move"]]
+    assert all(s["seat"] == s["event"]["seat"] for s in moves)

@@ -322,8 +322,8 @@
     tick();
     ticking = setInterval(tick, 250);
   }
-  const sound = $("sound");
-  sound.checked = localStorage.getItem("academie.sound") !== "off";
+  const sound = $("sound") || {checked: false};  // a replay has no sound
+  sound.checked = sound.checked !== false && localStorage.getItem("academie.sound") !== "off";
   sound.onchange = () => localStorage.setItem("academie.sound", sound.checked ? "on" : "off");
   let wasMyTurn = false;
   function signalTurn(h) {
@@ -450,11 +450,77 @@
     showAway(r.body.away);
     return true;
   }
-  if (mySeat) {
-    showAway(mySeat.away);
-    $("leave").onclick = async () => { if (await setAway(true)) window.location = T.urls.lobby; };
-    $("back").onclick = () => setAway(false);
+  // -- Replay: a finished hand step by step (frontend/views.py replay_page) -------------
+  async function replay() {
+    const r = await api(`/api/hands/${T.hand}/replay`);
+    if (r.status !== 200) { $("centre").textContent = r.body.detail || String(r.status); return; }
+    const steps = r.body.steps;
+    const R = W.replay;
+    let pos = steps.length - 1;
+    const asked = /seq=(\d+)/.exec(location.hash);
+    if (asked) pos = Math.min(Math.max(Number(asked[1]) - 1, 0), steps.length - 1);
+    // A turn (Ma commère) or a run (Comet) begins where the view's turn changes, or a run opens.
+    const startsTurn = i => i === 0 || (T.game === "comet" ? steps[i].event.type === "open"
+      : steps[i].view.turn !== steps[i - 1].view.turn);
+    function byWords(step) {
+      const e = step.event;
+      if (e.by === "player" && step.seat !== null && T.seats[step.seat] && T.seats[step.seat].bot) return R.by.bot;
+      return fill(R.by[e.by] || e.by || "", {name: who(step.seat)});
+    }
+    function show() {
+      const step = steps[pos];
+      const v = Object.assign({}, step.view);
+      const over = pos === steps.length - 1;
+      current = {view: v, to_act: over ? [] : step.to_act, status: over ? "over" : "playing"};
+      logged = 0; lastOfferer = null; lastCard = null; lastMover = null;
+      $("log").innerHTML = "";
+      logEvents(steps.slice(0, pos + 1).map(s => s.event));
+      drawSeats(current);
+      drawCentre(current);
+      drawResult(current);
+      $("all-hands").innerHTML = T.seats.map(s => `<li><span class="name">${esc(s.name)}</span> ${sortCards(v.all_hands[String(s.number)] || []).map(c => cardFace(c, "mini")).join("") || "—"}</li>`).join("");
+      const e = step.event;
+      $("step-where").textContent = fill(R.step, {seq: e.seq, count: steps.length});
+      $("step-words").textContent = sentence(e) || e.type;
+      $("step-by").textContent = step.move || e.by !== "service" ? byWords(step) : R.by.service;
+      $("step-json").textContent = JSON.stringify(e, null, 1);
+      $("log").querySelectorAll("li").forEach(li => li.classList.toggle("now", Number(li.dataset.seq) === e.seq));
+      history.replaceState(null, "", `#seq=${e.seq}`);
+    }
+    function go(how) {
+      const find = (from, dir, test) => { for (let i = from + dir; i >= 0 && i < steps.length; i += dir) if (test(i)) return i; return dir < 0 ? 0 : steps.length - 1; };
+      if (how === "first") pos = 0;
+      else if (how === "last") pos = steps.length - 1;
+      else if (how === "event-") pos = Math.max(pos - 1, 0);
+      else if (how === "event+") pos = Math.min(pos + 1, steps.length - 1);
+      else if (how === "move-") pos = find(pos, -1, i => steps[i].move);
+      else if (how === "move+") pos = find(pos, 1, i => steps[i].move);
+      else if (how === "turn-") pos = find(pos, -1, startsTurn);
+      else if (how === "turn+") pos = find(pos, 1, startsTurn);
+      show();
+    }
+    document.querySelectorAll("#replay button[data-step]").forEach(b => { b.onclick = () => go(b.dataset.step); });
+    document.addEventListener("keydown", ev => {
+      if (ev.target.closest && ev.target.closest("input, textarea, select")) return;
+      const keys = {ArrowLeft: ev.shiftKey ? "move-" : "event-", ArrowRight: ev.shiftKey ? "move+" : "event+",
+                    PageUp: "turn-", PageDown: "turn+", Home: "first", End: "last"};
+      if (keys[ev.key]) { ev.preventDefault(); go(keys[ev.key]); }
+    });
+    window.addEventListener("hashchange", () => {
+      const m = /seq=(\d+)/.exec(location.hash);
+      if (m && Number(m[1]) - 1 !== pos) { pos = Math.min(Math.max(Number(m[1]) - 1, 0), steps.length - 1); show(); }
+    });
+    show();
   }
-  refresh().then(() => { window.live = liveSocket(T.live_path, framed); });
+  if (T.replay) {
+    replay();
+  } else {
+    if (mySeat) {
+      showAway(mySeat.away);
+      $("leave").onclick = async () => { if (await setAway(true)) window.location = T.urls.lobby; };
+      $("back").onclick = () => setAway(false);
+    }
+    refresh().then(() => { window.live = liveSocket(T.live_path, framed); });
+  }
   window.tablePage = {current: () => current};
 })();
