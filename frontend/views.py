@@ -24,8 +24,8 @@ from games.engine.registry import get_game
 from games.models import Game, Hand
 from games.selectors import hand_record, invitations_pending, seat_of
 from games.services.invitations import casual_max_buy_in
-from tournaments.arbitration import window_end
-from tournaments.models import SoireeTable
+from tournaments.arbitration import may_rule, window_end
+from tournaments.models import Dispute, SoireeTable
 from tournaments.selectors import (
     arbiter_queue,
     disputes_of_hand,
@@ -109,8 +109,12 @@ def replay_page(request: HttpRequest, hand_id: str) -> HttpResponse:
     the table page in its replay mode, reading ``/api/hands/{id}/replay``."""
     hand = viewable_hand(request, hand_id)
     partie = hand.partie
+    # An arbiter of one of its disputes may branch it (the latest dispute he may rule on).
+    ruled_by_him = [d for d in Dispute.objects.filter(hand=hand).select_related(
+        "soiree", "hand__partie").order_by("-opened_at") if may_rule(request.user, d)]
     table = {
         "hand": str(hand.pk), "number": hand.number, "game": partie.game, "replay": True,
+        "dispute": ruled_by_him[0].pk if ruled_by_him else None,
         "your_seat": None, "soiree": None, "table_number": None,
         "time_zone": settings.TIME_ZONE, "live_path": "", "partie": str(partie.pk),
         "seats": [{"number": s.number, "name": s.player.get_username(), "bot": bool(s.bot),
@@ -135,16 +139,22 @@ def audit_page(request: HttpRequest, hand_id: str) -> HttpResponse:
         soiree = place.soiree
         players = set(hand.partie.seats.filter(bot="").values_list("player_id", flat=True))
         window = window_end(soiree)
+        names = [s.player.get_username() for s in
+                 hand.partie.seats.select_related("player").order_by("number")]
+        disputes = disputes_of_hand(hand=hand)
+        for dispute in disputes:  # a branch's result by player, not by seat
+            for w in dispute["whatifs"]:
+                w["nets"] = [(names[int(seat)], net) for seat, net in
+                             (w["result"] or {}).get("net", {}).items()]
         context.update({
-            "disputes": disputes_of_hand(hand=hand),
+            "disputes": disputes,
             "may_dispute": hand.status == Hand.Status.OVER
             and (window is None or timezone.now() <= window)
             and (request.user.pk in players or may_organise(request.user, soiree.club_id)),
             "window_end": window,
             "may_rule": request.user.pk not in players and (
                 request.user.is_staff or has_role(request.user, soiree.club_id, "auditor")),
-            "seat_names": [s.player.get_username() for s in
-                           hand.partie.seats.select_related("player").order_by("number")],
+            "seat_names": names,
             "time_zone": soiree.club.time_zone,
         })
     return render(request, "frontend/audit.html", context)

@@ -82,6 +82,9 @@ EXPECTED: dict[tuple[str, str], dict[str, int]] = {
     ("POST", "/api/disputes/{dispute_id}/rulings"): {
         **{r: 403 for r in ROLES}, "anonymous": 401, "auditor": 400, "staff": 400,
         "superuser": 400},
+    ("POST", "/api/disputes/{dispute_id}/whatifs"): {
+        **{r: 403 for r in ROLES}, "anonymous": 401, "auditor": 400, "staff": 400,
+        "superuser": 400},
     ("GET", "/api/soirees/"): _ANY_SIGNED_IN,
     ("POST", "/api/soirees/"): _SIGNED_IN_400,
     ("GET", "/api/soirees/{soiree_id}/"): _VIEW,

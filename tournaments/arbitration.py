@@ -23,12 +23,13 @@ from django.db import transaction
 from django.db.models import Q
 
 from games.models import Hand
+from games.whatif import branch
 from ledger import services as ledger
 from ledger.models import Account, Posting
 from ledger.netting import minimal_transfers
 
 from .errors import NotAuditor, SoireeError, SoireeState
-from .models import Dispute, Membership, Ruling, Soiree, SoireeTable
+from .models import Dispute, Membership, Ruling, Soiree, SoireeTable, WhatIf
 from .selectors import has_role
 
 
@@ -106,10 +107,27 @@ def _wallets_of(hand: Hand) -> dict[str, Account]:
             for s in hand.partie.seats.select_related("player")}
 
 
+def whatif(*, dispute: Dispute, arbiter: AbstractBaseUser, from_seq: int,
+           moves: list[dict[str, Any]], play_out: bool, at: datetime, keep: bool = False,
+           note: str = "") -> dict[str, Any]:
+    """An arbiter's what-if on the disputed hand (games.whatif.branch); kept as a draft of the
+    dispute when ``keep``. Returns the branch, with the draft's ``id`` (None if not kept)."""
+    if not may_rule(arbiter, dispute):
+        raise NotAuditor("only a club auditor who did not play this hand may branch it")
+    found = branch(hand=dispute.hand, from_seq=from_seq, moves=moves, play_out=play_out)
+    draft = None
+    if keep:
+        draft = WhatIf.objects.create(dispute=dispute, author=arbiter, created_at=at,
+                                      from_seq=from_seq, moves=list(moves), played_out=play_out,
+                                      result=found["result"], note=note.strip()[:500])
+    return {**found, "id": draft.pk if draft else None}
+
+
 def rule(*, dispute: Dispute, arbiter: AbstractBaseUser, kind: str, reason: str,
-         request_id: Any, at: datetime, corrections: dict[str, int] | None = None) -> Ruling:
-    """Rule on ``dispute`` (see the module's docstring); the same ``request_id`` again answers
-    the ruling it made."""
+         request_id: Any, at: datetime, corrections: dict[str, int] | None = None,
+         cites: list[int] | None = None) -> Ruling:
+    """Rule on ``dispute`` (see the module's docstring), citing some of its what-if drafts;
+    the same ``request_id`` again answers the ruling it made."""
     done = Ruling.objects.filter(request_id=request_id).first()
     if done is not None:
         if done.dispute_id != dispute.pk or done.kind != kind:
@@ -136,6 +154,11 @@ def rule(*, dispute: Dispute, arbiter: AbstractBaseUser, kind: str, reason: str,
                               f"{sum(corrections.values())}: chips move between players")
     elif corrections:
         raise SoireeError("only an adjusted ruling makes chip corrections")
+    cites = sorted(set(cites or []))
+    own = set(dispute.whatifs.values_list("pk", flat=True))
+    if set(cites) - own:
+        raise SoireeError(f"not a what-if of this dispute: "
+                          f"{', '.join(str(c) for c in sorted(set(cites) - own))}")
     with transaction.atomic():
         # One ruling at a time on a dispute: the hand's row is the lock.
         Hand.objects.select_for_update().get(pk=hand.pk)
@@ -156,7 +179,7 @@ def rule(*, dispute: Dispute, arbiter: AbstractBaseUser, kind: str, reason: str,
         accounts = Account.objects.in_bulk(list(short))
         ruling = Ruling.objects.create(
             dispute=dispute, arbiter=arbiter, at=at, kind=kind, reason=reason,
-            corrections=corrections, request_id=request_id, entries=entries,
+            corrections=corrections, request_id=request_id, entries=entries, cites=cites,
             shortfall={names.get(a, accounts[a].name): n for a, n in short.items()})
         _follow_soiree(dispute.soiree_id, at)
         return ruling

@@ -276,6 +276,8 @@ class Ruling(models.Model):
     shortfall = models.JSONField(default=dict, blank=True,
                                  help_text="Chips a wallet did not hold, per player")
     request_id = models.UUIDField(unique=True, help_text="The same request again rules once")
+    cites = models.JSONField(default=list, blank=True,
+                             help_text="The what-if branches of the dispute it cites")
 
     class Meta:
         ordering = ["at", "pk"]
@@ -283,3 +285,26 @@ class Ruling(models.Model):
 
     def __str__(self) -> str:
         return f"ruling {self.pk} ({self.kind}) on dispute {self.dispute_id}"
+
+
+class WhatIf(models.Model):
+    """An arbiter's draft: the disputed hand played again from one of its steps with other
+    moves (games.whatif), kept with the dispute; it never touches the real hand, and a ruling
+    may cite it."""
+
+    dispute = models.ForeignKey(Dispute, on_delete=models.CASCADE, related_name="whatifs")
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
+                               related_name="+")
+    created_at = models.DateTimeField()
+    from_seq = models.PositiveIntegerField(help_text="The step it branches from")
+    moves = models.JSONField(help_text="The moves played from there, [{seat, move}]")
+    played_out = models.BooleanField(default=False,
+                                     help_text="The rest was played by the time-out rule")
+    result = models.JSONField(null=True, blank=True, help_text="How the branch ended")
+    note = models.CharField(max_length=500, blank=True)
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+
+    def __str__(self) -> str:
+        return f"what-if {self.pk} of dispute {self.dispute_id} from event {self.from_seq}"

@@ -15,7 +15,7 @@ from django.utils import timezone
 from playwright.sync_api import Browser, Page, expect
 
 from games.models import Hand
-from tournaments.models import Dispute, Membership, Ruling
+from tournaments.models import Dispute, Membership, Ruling, WhatIf
 from tournaments.services import checkin, club_create, membership_add, soiree_create, soiree_open
 
 from .conftest import shot, wait_for_js
@@ -105,6 +105,27 @@ def test_a_dispute_is_raised_replayed_verified_and_ruled_from_the_pages(
     expect(arbiter.locator("#seats li")).to_have_count(3)
     assert f'"seq": {move_seq}' in arbiter.locator("#step-json").text_content()
     shot(arbiter, tmp_path, "arbiter-3-desktop-en-replay")
+
+    # What if, from event 5, the seat to act had played otherwise? Played out, and kept.
+    arbiter.goto(f"{url}/hands/{hand.pk}/replay#seq=5")
+    expect(arbiter.locator("#step-where")).to_have_text(f"Event 5 of {count}")
+    arbiter.get_by_role("button", name="What if… branch from this step").click()
+    expect(arbiter.locator("#whatif-title")).to_have_text(
+        "What if: from event 5, 0 move(s) played otherwise")
+    choices = arbiter.locator("#whatif-moves button")
+    expect(choices.first).to_be_visible()
+    choices.last.click()
+    expect(arbiter.locator("#whatif-title")).to_contain_text("1 move(s)")
+    arbiter.get_by_role("button", name="Play the rest out by the time-out rule").click()
+    expect(arbiter.locator("#whatif-moves")).to_have_text("This branch ends here.")
+    expect(arbiter.locator("#result")).to_be_visible()
+    arbiter.get_by_label("Note").fill("another card at event 6")
+    arbiter.get_by_role("button", name="Keep this branch for the dispute").click()
+    expect(arbiter.locator("#whatif-said")).to_contain_text("Kept as what-if")
+    (draft,) = WhatIf.objects.filter(dispute=dispute)
+    assert draft.from_seq == 5 and len(draft.moves) == 1 and draft.result is not None
+    assert Hand.objects.get(pk=hand.pk).last_seq == count  # the real hand untouched
+    shot(arbiter, tmp_path, "arbiter-3b-desktop-en-whatif")
     # The dispute's link opens the replay at its event.
     arbiter.goto(f"{url}/hands/{hand.pk}/replay#seq=3")
     expect(arbiter.locator("#step-where")).to_have_text(f"Event 3 of {count}")
@@ -115,11 +136,13 @@ def test_a_dispute_is_raised_replayed_verified_and_ruled_from_the_pages(
     rule.get_by_label("adjusted (chip corrections)").check()
     rule.locator('input[data-player="alice"]').fill("2")
     rule.locator('input[data-player="bruno"]').fill("-2")
+    rule.get_by_label(f"what-if {draft.pk}").check()
     rule.get_by_label("Reason").fill("The time-out came before the move's deadline.")
     rule.get_by_role("button", name="Rule").dblclick()
     expect(arbiter.locator("#disputes")).to_contain_text("Ruling: adjusted")
     assert Ruling.objects.filter(dispute=dispute).count() == 1
     assert Ruling.objects.get().corrections == {"alice": 2, "bruno": -2}
+    assert Ruling.objects.get().cites == [draft.pk]
     shot(arbiter, tmp_path, "arbiter-4-desktop-en-ruled")
 
     # alice reads it on her lobby and on the hand's page.

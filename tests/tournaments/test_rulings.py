@@ -293,3 +293,63 @@ def test_the_replay_gives_the_table_after_each_event_with_every_hand(client, pla
     assert any(s["move"] for s in steps) and not steps[0]["move"]
     moves = [s for s in steps if s["move"]]
     assert all(s["seat"] == s["event"]["seat"] for s in moves)
+
+
+def test_a_what_if_plays_other_moves_on_the_same_deal_and_a_ruling_cites_it(client, played):
+    from games.models import HandEvent
+    from games.whatif import branch
+    from tournaments.models import WhatIf
+
+    hand = played["hand"]
+    events_before = list(HandEvent.objects.filter(hand=hand).values_list("seq", "hash"))
+    real = {e.seq: e.payload for e in HandEvent.objects.filter(hand=hand)}
+    # A step where the seat to act had a choice, and another move than the one played.
+    for seq in range(1, hand.last_seq):
+        there = branch(hand=hand, from_seq=seq, moves=[])
+        choices = [(int(s), m) for s, ms in there["legal_moves"].items() for m in ms]
+        played_next = real[seq + 1]
+        other = [(s, m) for s, m in choices if m.get("card") != played_next.get("card")
+                 or m["type"] != HandEvent.objects.get(hand=hand, seq=seq + 1).type]
+        if len(choices) > 1 and other:
+            break
+    else:
+        pytest.fail("no step with a choice in this hand")
+    seat, move = other[0]
+    dispute = _open(played)
+    client.force_login(played["arbiter"])
+
+    answer = client.post(f"/api/disputes/{dispute.pk}/whatifs", {
+        "from_seq": seq, "moves": [{"seat": seat, "move": move}], "play_out": True,
+        "keep": True, "note": "had he played otherwise"}, content_type="application/json")
+
+    assert answer.status_code == 201, answer.content
+    found = answer.json()
+    assert found["result"] is not None and set(found["result"]["net"]) == {
+        str(s.number) for s in hand.partie.seats.all()}
+    assert found["events"][0]["seat"] == seat
+    assert sum(found["result"]["net"].values()) + found["view"]["pot"] >= 0
+    draft = WhatIf.objects.get(pk=found["id"])
+    assert (draft.from_seq, draft.played_out, draft.note) == (seq, True, "had he played otherwise")
+    # The real hand is untouched.
+    assert list(HandEvent.objects.filter(hand=hand).values_list("seq", "hash")) == events_before
+
+    illegal = client.post(f"/api/disputes/{dispute.pk}/whatifs", {
+        "from_seq": seq, "moves": [{"seat": (seat + 1) % 3, "move": {"type": "pass"}}]},
+        content_type="application/json")
+    assert illegal.status_code == 400 and "is refused" in illegal.json()["detail"]
+    assert WhatIf.objects.count() == 1
+
+    unknown = _post(client, f"/api/disputes/{dispute.pk}/rulings", kind="stands",
+                    reason="as played", cites=[draft.pk + 100], request_id=str(uuid.uuid4()))
+    assert unknown.status_code == 400 and "not a what-if of this dispute" in unknown.json()[
+        "detail"]
+    ruled = _post(client, f"/api/disputes/{dispute.pk}/rulings", kind="stands",
+                  reason="the branch changes nothing", cites=[draft.pk],
+                  request_id=str(uuid.uuid4()))
+    assert ruled.status_code == 201
+    assert ruled.json()["ruling"]["cites"] == [draft.pk]
+    assert ruled.json()["whatifs"][0]["id"] == draft.pk
+    client.force_login(played["alice"])
+    refused = client.post(f"/api/disputes/{dispute.pk}/whatifs", {"from_seq": 1},
+                          content_type="application/json")
+    assert refused.status_code == 403

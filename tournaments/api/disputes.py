@@ -34,6 +34,40 @@ class RulingRequestSerializer(serializers.Serializer):
         child=serializers.IntegerField(min_value=-1_000_000, max_value=1_000_000),
         required=False, default=dict, help_text="adjusted: chips per player, summing to zero")
     request_id = serializers.UUIDField(help_text="The same id again rules once")
+    cites = serializers.ListField(child=serializers.IntegerField(min_value=1), required=False,
+                                  default=list, max_length=50,
+                                  help_text="what-if drafts of this dispute it cites")
+
+
+class WhatIfRequestSerializer(serializers.Serializer):
+    from_seq = serializers.IntegerField(min_value=1, help_text="the step it branches from")
+    moves = serializers.ListField(child=serializers.DictField(), max_length=500, default=list,
+                                  help_text='[{"seat": 1, "move": {"type": "play", …}}]')
+    play_out = serializers.BooleanField(default=False,
+                                        help_text="play the rest by the time-out rule")
+    keep = serializers.BooleanField(default=False, help_text="keep it as a draft")
+    note = serializers.CharField(max_length=500, required=False, default="", allow_blank=True)
+
+
+class WhatIfSerializer(serializers.Serializer):
+    id = serializers.IntegerField(allow_null=True, help_text="the draft's, if kept")
+    from_seq = serializers.IntegerField()
+    events = serializers.ListField(child=serializers.DictField())
+    view = serializers.DictField(help_text="the table after them, every hand shown")
+    to_act = serializers.ListField(child=serializers.IntegerField())
+    legal_moves = serializers.DictField(child=serializers.ListField())
+    result = serializers.DictField(allow_null=True)
+
+
+class WhatIfDraftSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    author = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    from_seq = serializers.IntegerField()
+    moves = serializers.ListField(child=serializers.DictField())
+    played_out = serializers.BooleanField()
+    result = serializers.DictField(allow_null=True)
+    note = serializers.CharField()
 
 
 class RulingSerializer(serializers.Serializer):
@@ -46,6 +80,7 @@ class RulingSerializer(serializers.Serializer):
     entries = serializers.ListField(child=serializers.IntegerField(),
                                     help_text="the ledger entries it posted")
     shortfall = serializers.DictField(child=serializers.IntegerField())
+    cites = serializers.ListField(child=serializers.IntegerField())
 
 
 class DisputeSerializer(serializers.Serializer):
@@ -61,6 +96,7 @@ class DisputeSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=["open", "ruled"])
     ruling = RulingSerializer(allow_null=True, help_text="the one that stands: the latest")
     rulings = RulingSerializer(many=True)
+    whatifs = WhatIfDraftSerializer(many=True)
 
 
 class DisputeListSerializer(serializers.Serializer):
@@ -132,5 +168,25 @@ class RulingView(APIView):
         v: dict[str, Any] = data.validated_data
         arbitration.rule(dispute=dispute, arbiter=request.user, kind=v["kind"],
                          reason=v["reason"], corrections=v["corrections"],
-                         request_id=v["request_id"], at=timezone.now())
+                         request_id=v["request_id"], cites=v["cites"], at=timezone.now())
         return Response(selectors.dispute_row(dispute), status=status.HTTP_201_CREATED)
+
+
+class WhatIfView(APIView):
+    """An arbiter branches the disputed hand from one of its steps (never touching it), and
+    keeps the branch as a draft of the dispute if he asks."""
+
+    @extend_schema(request=WhatIfRequestSerializer, responses={200: WhatIfSerializer,
+                                                               201: WhatIfSerializer})
+    def post(self, request: Request, dispute_id: int) -> Response:
+        dispute = _dispute(request, dispute_id)
+        if not arbitration.may_rule(request.user, dispute):
+            raise NotAuditor("only a club auditor who did not play this hand may branch it")
+        data = WhatIfRequestSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        found = arbitration.whatif(dispute=dispute, arbiter=request.user,
+                                   from_seq=v["from_seq"], moves=v["moves"],
+                                   play_out=v["play_out"], keep=v["keep"], note=v["note"],
+                                   at=timezone.now())
+        return Response(found, status=status.HTTP_201_CREATED if v["keep"] else status.HTTP_200_OK)

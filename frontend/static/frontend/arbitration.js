@@ -23,7 +23,8 @@
     rule.addEventListener("submit", event => {
       event.preventDefault();
       const kind = rule.querySelector("input[name=kind]:checked").value;
-      const body = {kind, reason: rule.elements.reason.value.trim(), request_id: requestId};
+      const body = {kind, reason: rule.elements.reason.value.trim(), request_id: requestId,
+                    cites: [...rule.querySelectorAll("input[name=cite]:checked")].map(c => Number(c.value))};
       if (kind === "adjusted") {
         body.corrections = {};
         for (const input of rule.querySelectorAll("input[name=correction]")) {

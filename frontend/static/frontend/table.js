@@ -486,6 +486,7 @@
       $("step-json").textContent = JSON.stringify(e, null, 1);
       $("log").querySelectorAll("li").forEach(li => li.classList.toggle("now", Number(li.dataset.seq) === e.seq));
       history.replaceState(null, "", `#seq=${e.seq}`);
+      if ($("whatif-branch")) $("whatif-branch").hidden = true;  // back on the hand as played
     }
     function go(how) {
       const find = (from, dir, test) => { for (let i = from + dir; i >= 0 && i < steps.length; i += dir) if (test(i)) return i; return dir < 0 ? 0 : steps.length - 1; };
@@ -511,6 +512,68 @@
       if (m && Number(m[1]) - 1 !== pos) { pos = Math.min(Math.max(Number(m[1]) - 1, 0), steps.length - 1); show(); }
     });
     show();
+    if (T.dispute) whatIf(() => steps[pos].event.seq, show, seq => steps.slice(0, seq).map(s => s.event));
+  }
+  // -- What if: the arbiter branches the disputed hand (tournaments/api/disputes.py) ----
+  function whatIf(stepNow, backToReplay, eventsUpTo) {
+    const R = W.replay;
+    let branch = null;  // {from_seq, moves, play_out}
+    $("whatif-start").textContent = R.whatif_start;
+    $("whatif-playout").textContent = R.play_out;
+    $("whatif-leave").textContent = R.leave;
+    $("whatif-keep").textContent = R.keep;
+    $("whatif-note-label").textContent = R.note;
+    async function ask(keep) {
+      const body = Object.assign({}, branch, keep ? {keep: true, note: $("whatif-note").value} : {});
+      const r = await api(`/api/disputes/${T.dispute}/whatifs`, {method: "POST", body: JSON.stringify(body)});
+      if (r.status >= 300) { $("whatif-said").textContent = fill(W.refused, {detail: r.body.detail || r.status}); return null; }
+      return r.body;
+    }
+    function draw(b) {
+      const over = !!b.result;
+      current = {view: b.view, to_act: b.to_act, status: over ? "over" : "playing"};
+      // The log: the hand as played up to the branch, then the branch's own events.
+      logged = 0; lastOfferer = null; lastCard = null; lastMover = null;
+      $("log").innerHTML = "";
+      logEvents(eventsUpTo(branch.from_seq).concat(b.events.map((e, i) => Object.assign({}, e, {seq: branch.from_seq + i + 1}))));
+      $("log").querySelectorAll("li").forEach(li => li.classList.toggle("branch", Number(li.dataset.seq) > branch.from_seq));
+      drawSeats(current);
+      drawCentre(current);
+      drawResult(current);
+      $("all-hands").innerHTML = T.seats.map(s => `<li><span class="name">${esc(s.name)}</span> ${sortCards(b.view.all_hands[String(s.number)] || []).map(c => cardFace(c, "mini")).join("") || "—"}</li>`).join("");
+      $("whatif-title").textContent = fill(R.whatif_title, {seq: branch.from_seq, n: branch.moves.length});
+      const buttons = [];
+      for (const [seat, moves] of Object.entries(b.legal_moves)) {
+        moves.forEach((m, i) => buttons.push(`<button type="button" class="button" data-seat="${seat}" data-i="${i}">${esc(who(Number(seat)))}: ${esc(moveLabel(m))}${m.card ? " " + cardFace(m.card, "mini") : ""}</button>`));
+      }
+      $("whatif-moves").innerHTML = over ? `<p>${esc(R.branch_over)}</p>` : buttons.join(" ");
+      $("whatif-moves").querySelectorAll("button[data-seat]").forEach(btn => {
+        btn.onclick = async () => {
+          branch.moves.push({seat: Number(btn.dataset.seat), move: b.legal_moves[btn.dataset.seat][Number(btn.dataset.i)]});
+          const next = await ask(false);
+          if (next) draw(next); else branch.moves.pop();
+        };
+      });
+      $("whatif-playout").hidden = over;
+    }
+    $("whatif-start").onclick = async () => {
+      branch = {from_seq: stepNow(), moves: [], play_out: false};
+      $("whatif-said").textContent = "";
+      const b = await ask(false);
+      if (!b) return;
+      $("whatif-branch").hidden = false;
+      draw(b);
+    };
+    $("whatif-playout").onclick = async () => {
+      branch.play_out = true;
+      const b = await ask(false);
+      if (b) draw(b);
+    };
+    $("whatif-keep").onclick = async () => {
+      const b = await ask(true);
+      if (b) $("whatif-said").textContent = fill(R.kept, {id: b.id});
+    };
+    $("whatif-leave").onclick = () => { $("whatif-branch").hidden = true; branch = null; backToReplay(); };
   }
   if (T.replay) {
     replay();
