@@ -331,8 +331,10 @@ class DisputeAdmin(ReadOnlyMixin, admin.ModelAdmin):
 
     @admin.display(description="hand")
     def hand_link(self, obj: Dispute) -> str:
-        return format_html('<a href="{}#disputes">hand {} · the replay</a>',
-                           reverse("audit-page", args=[obj.hand_id]), obj.hand.number)
+        return format_html('hand {} · <a href="{}">the replay</a> · <a href="{}#disputes">'
+                           'its audit and rulings</a>', obj.hand.number,
+                           reverse("replay-page", args=[obj.hand_id]),
+                           reverse("audit-page", args=[obj.hand_id]))
 
     @admin.display(description="status")
     def status(self, obj: Dispute) -> str:

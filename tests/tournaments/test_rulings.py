@@ -353,3 +353,25 @@ def test_a_what_if_plays_other_moves_on_the_same_deal_and_a_ruling_cites_it(clie
     refused = client.post(f"/api/disputes/{dispute.pk}/whatifs", {"from_seq": 1},
                           content_type="application/json")
     assert refused.status_code == 403
+
+
+def test_the_admin_shows_disputes_and_rulings_read_only_with_the_replay(client, played,
+                                                                        django_user_model):
+    admin_client = client  # signed in now: the played soirée moved the clock on
+    admin_client.force_login(django_user_model.objects.create_superuser("root", password="x"))
+    dispute = _open(played)
+    arbitration.rule(dispute=dispute, arbiter=played["arbiter"], kind="stands", reason="fine",
+                     request_id=uuid.uuid4(), at=timezone.now())
+
+    answer = admin_client.get("/admin/tournaments/dispute/")
+    assert answer.status_code == 200, (answer.status_code, answer.get("Location"))
+    listed = answer.content.decode()
+    page = admin_client.get(f"/admin/tournaments/dispute/{dispute.pk}/change/").content.decode()
+    hands = admin_client.get("/admin/games/hand/", {"soiree": played["soiree"].pk})
+
+    assert f"/hands/{dispute.hand_id}/replay" in listed and "ruled: stands" in listed
+    assert "fine" in page and 'name="reason"' not in page  # shown, not editable
+    assert admin_client.get("/admin/tournaments/dispute/add/").status_code == 403
+    assert hands.status_code == 200
+    assert hands.context["cl"].result_count == Hand.objects.filter(
+        partie__soiree_table__soiree=played["soiree"]).count()
