@@ -25,6 +25,8 @@ PLAY_OUT_LIMIT = 2000
 class BranchRefused(GameError):
     """A branch the rules refuse: which move, and why."""
 
+    code = "branch_refused"
+
 
 def branch(*, hand: Hand, from_seq: int, moves: Sequence[dict[str, Any]],
            play_out: bool = False) -> dict[str, Any]:
@@ -59,8 +61,8 @@ def branch(*, hand: Hand, from_seq: int, moves: Sequence[dict[str, Any]],
         try:
             play(seat, move, "player")
         except RuleError as exc:
-            raise BranchRefused(f"move {i} ({move}, seat {seat}) is refused: {exc.message}",
-                                code="illegal_move") from None
+            raise BranchRefused(
+                f"move {i} ({move}, seat {seat}) is refused: {exc.message}") from None
     decisions = 0
     while play_out and not engine.is_over(state):
         seat = engine.to_act(state)[0]
