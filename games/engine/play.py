@@ -36,6 +36,13 @@ def play_hand(
         pot_before=pot_before, commitment=commitment, **extra,
     )
     state = game.replay(deck, events)
+    return play_out(game, state, events, bots=bots, max_events=max_events)
+
+
+def play_out(
+    game: Game, state: Any, events: list[Event], *, bots: Sequence[Bot], max_events: int = 100_000,
+) -> tuple[Any, list[Event]]:
+    """Play a started hand to its end, appending to ``events``."""
     while not game.is_over(state):
         if len(events) > max_events:
             raise RuntimeError("the hand does not end")

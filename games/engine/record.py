@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from .base import Event, event_hash
+from .shares import DEAL, FORMAT_V2, SHARE
 
 FORMAT = "academie.hand/1"
 
@@ -54,13 +55,15 @@ def build_record(
     deck: Sequence[str],
     events: Sequence[Mapping[str, Any]],
 ) -> dict[str, Any]:
-    """The exported document of a finished hand; its header repeats ``hand_started``."""
+    """The exported document of a finished hand; its header repeats ``hand_started``. A hand
+    dealt by a ``deal`` event is a version-2 record, with its ``shares``."""
     started = events[0]
     over = events[-1]
     if started["type"] != "hand_started" or over["type"] != "hand_over":
         raise ValueError("a record needs a finished hand: hand_started … hand_over")
+    v2 = any(e["type"] == DEAL for e in events)
     record: dict[str, Any] = {
-        "format": FORMAT,
+        "format": FORMAT_V2 if v2 else FORMAT,
         "game": game,
         "hand": hand,
         "table": table,
@@ -75,6 +78,10 @@ def build_record(
     }
     if "comet_payment_due" in started:
         record["comet_payment_due"] = started["comet_payment_due"]
+    if v2:
+        record["shares"] = sorted(({"seat": e["seat"], "share": e["share"]}
+                                   for e in events if e["type"] == SHARE),
+                                  key=lambda share: share["seat"])
     record.update(
         {
             "seed": seed,

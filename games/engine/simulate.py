@@ -2,10 +2,15 @@
 
     python -m games.engine.simulate --game comet|commere --players N --hands K --seed S
         [--bots heuristic,random,timeout,…] [--options JSON] [--chips C] [--export DIR]
+        [--shares none|all|random]
 
 ``--bots`` names the bots of seats 0, 1, 2, …, repeated round the table. Each hand's seed is
 derived from S and the hand number, so a run is reproducible. With ``--export`` one record per
 hand is written as ``DIR/<hand number>.json``.
+
+``--shares`` deals version-2 hands (HAND_RECORD.md, "Version 2"): no seat, every seat, or each
+seat with an even chance sends a share. Which seats send and their shares are drawn from S, so
+that a run repeats too.
 """
 
 from __future__ import annotations
@@ -25,13 +30,27 @@ from typing import Any
 from .base import Event
 from .bots import make_bot
 from .deal import commitment, deal_from_seed
-from .play import play_hand
+from .play import play_hand, play_out
 from .record import build_record, iso_z, seal_all
 from .registry import get_game
+from .shares import DEAL, deck_v2, first_dealer_v2, share_event
+
+SHARE_MODES = ("none", "all", "random")
 
 
 def hand_seed(partie_seed: str, number: int) -> str:
     return hashlib.sha256(f"{partie_seed}:{number}".encode()).hexdigest()
+
+
+def hand_shares(partie_seed: str, number: int, players: int, mode: str,
+                rng: random.Random) -> dict[int, str]:
+    """The shares the seats send for a simulated version-2 hand, by seat."""
+    if mode not in SHARE_MODES:
+        raise ValueError(f"--shares is one of {', '.join(SHARE_MODES)}")
+    seats = [s for s in range(players)
+             if mode == "all" or (mode == "random" and rng.random() < 0.5)]
+    return {s: hashlib.sha256(f"{partie_seed}:{number}:share:{s}".encode()).hexdigest()
+            for s in seats}
 
 
 @dataclass
@@ -81,7 +100,7 @@ class Partie:
 
 def run(
     *, game_name: str, players: int, hands: int, seed: str, bots: list[str],
-    options: dict[str, Any] | None, chips: int, export: Path | None,
+    options: dict[str, Any] | None, chips: int, export: Path | None, shares: str | None = None,
 ) -> dict[str, Any]:
     game = get_game(game_name)
     if not game.MIN_SEATS <= players <= game.MAX_SEATS:
@@ -91,6 +110,7 @@ def run(
     if limit:
         hands = min(hands, limit)
     rng = random.Random(seed)
+    share_rng = random.Random(f"{seed}:shares")
     seat_bots = [make_bot(bots[i % len(bots)], random.Random(rng.random())) for i in range(players)]
     partie_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"academie-sim:{game_name}:{seed}"))
     names = [{"seat": i, "player": f"{seat_bots[i].name}-{i}"} for i in range(players)]
@@ -100,18 +120,32 @@ def run(
         if opts.get("until_broke") and min(p.chips) < opts["ante"]:
             break  # "as soon as a player has fewer chips than the ante at the start"
         seed_hex = hand_seed(seed, number)
-        deck, first_dealer = deal_from_seed(game_name, seed_hex, players)
+        sent: dict[int, str] = {}
+        if shares is None:
+            deck, first_dealer = deal_from_seed(game_name, seed_hex, players)
+        else:
+            sent = hand_shares(seed, number, players, shares, share_rng)
+            deck = deck_v2(game_name, seed_hex, sent)
+            first_dealer = first_dealer_v2(seed_hex, players)
         p.dealer = first_dealer if p.dealer is None else (p.dealer + 1) % players
         if game_name == "comet":
             p.comet_due = game.next_comet_payment_due(  # type: ignore[attr-defined]
                 opts, p.comet_due, p.comet_played_last)
         chips_before = {str(s): p.chips[s] for s in range(players)}
         commit = commitment(seed_hex)
-        state, events = play_hand(
-            game, deck=deck, dealer=p.dealer, seats=names, options=opts,
-            chips_before=chips_before, pot_before=p.pot, commitment=commit, bots=seat_bots,
-            comet_payment_due=p.comet_due,
-        )
+        start: dict[str, Any] = {
+            "deck": deck, "dealer": p.dealer, "seats": names, "options": opts,
+            "chips_before": chips_before, "pot_before": p.pot, "commitment": commit,
+            "comet_payment_due": p.comet_due,
+        }
+        if shares is None:
+            state, events = play_hand(game, bots=seat_bots, **start)
+        else:
+            # hand_started, the shares, the deal, then the antes and the play as in version 1.
+            opening = game.begin(**{k: v for k, v in start.items() if v is not None})
+            events = [opening[0], *(share_event(s, sent[s]) for s in sorted(sent)),
+                      Event(DEAL, "service", {"contributors": sorted(sent)}), *opening[1:]]
+            state, events = play_out(game, game.replay(deck, opening), events, bots=seat_bots)
         if game_name == "comet":
             p.comet_played_last = game.comet_played(state)  # type: ignore[attr-defined]
         p.apply_payments(events)
@@ -155,6 +189,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--options", default="{}", help="RULES.md options as JSON")
     parser.add_argument("--chips", type=int, default=100)
     parser.add_argument("--export", type=Path)
+    parser.add_argument("--shares", choices=SHARE_MODES,
+                        help="deal version-2 hands, with the players' shares of randomness")
     args = parser.parse_args(argv)
     try:
         options = json.loads(args.options)
@@ -163,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
         summary = run(
             game_name=args.game, players=args.players, hands=args.hands, seed=args.seed,
             bots=[b.strip() for b in args.bots.split(",") if b.strip()], options=options,
-            chips=args.chips, export=args.export,
+            chips=args.chips, export=args.export, shares=args.shares,
         )
     except (ValueError, json.JSONDecodeError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -17,10 +17,21 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from .base import BY_FORCED, BY_TIMEOUT, MOVE_BYS, Event, RuleError, event_hash
+from .base import (
+    BY_FORCED,
+    BY_PLAYER,
+    BY_SERVICE,
+    BY_TIMEOUT,
+    ENVELOPE,
+    MOVE_BYS,
+    Event,
+    RuleError,
+    event_hash,
+)
 from .deal import deal_from_seed
 from .record import FORMAT
 from .registry import GAME_NAMES, get_game
+from .shares import DEAL, FORMAT_V2, SHARE, deck_v2, first_dealer_v2, is_share
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _AT = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z")
@@ -36,8 +47,9 @@ def _int(value: Any) -> bool:
 
 
 def _check_header(record: Mapping[str, Any]) -> None:
-    if record.get("format") != FORMAT:
-        raise Discrepancy(f"format is {record.get('format')!r}, expected {FORMAT!r}")
+    if record.get("format") not in (FORMAT, FORMAT_V2):
+        raise Discrepancy(f"format is {record.get('format')!r}, expected {FORMAT!r} or "
+                          f"{FORMAT_V2!r}")
     if record.get("game") not in GAME_NAMES:
         raise Discrepancy(f"unknown game {record.get('game')!r}")
     for key in ("number", "dealer", "pot_before"):
@@ -70,15 +82,46 @@ def _check_header(record: Mapping[str, Any]) -> None:
     for key in ("commitment", "seed", "digest"):
         if not isinstance(record.get(key), str) or not _HEX64.fullmatch(record[key]):
             raise Discrepancy(f"{key} must be 64 lowercase hex digits")
+    if record["format"] == FORMAT_V2:
+        _check_shares_header(record.get("shares"), n)
+    elif "shares" in record:
+        raise Discrepancy(f"a {FORMAT} record has no shares")
+
+
+def _check_shares_header(shares: Any, n: int) -> None:
+    if not isinstance(shares, list):
+        raise Discrepancy("shares must be a list")
+    last = -1
+    for i, entry in enumerate(shares):
+        if not isinstance(entry, dict) or set(entry) != {"seat", "share"}:
+            raise Discrepancy(f"shares[{i}] must be {{'seat': …, 'share': …}}")
+        seat = entry["seat"]
+        if not _int(seat) or not 0 <= seat < n:
+            raise Discrepancy(f"shares[{i}]: seat {seat!r} is not a seat")
+        if seat <= last:
+            raise Discrepancy("shares must be in ascending seat order, one per seat")
+        last = seat
+        if not is_share(entry["share"]):
+            raise Discrepancy(f"shares[{i}]: a share is 64 lowercase hex digits")
+
+
+def _shares_of(record: Mapping[str, Any]) -> dict[int, str]:
+    return {int(e["seat"]): str(e["share"]) for e in record.get("shares", [])}
 
 
 def _check_deal(record: Mapping[str, Any]) -> None:
     seed = record["seed"]
     if hashlib.sha256(bytes.fromhex(seed)).hexdigest() != record["commitment"]:
         raise Discrepancy("the seed does not match the commitment")
-    deck, first_dealer = deal_from_seed(record["game"], seed, len(record["seats"]))
+    if record["format"] == FORMAT_V2:
+        deck = deck_v2(record["game"], seed, _shares_of(record))
+        first_dealer = first_dealer_v2(seed, len(record["seats"]))
+        derived_from = "the key of the seed and the shares"
+    else:
+        deck, first_dealer = deal_from_seed(record["game"], seed, len(record["seats"]))
+        derived_from = "the seed"
     if record.get("deck") != deck:
-        raise Discrepancy("deck is not the deck derived from the seed")
+        raise Discrepancy(f"deck is not the deck derived from {derived_from}")
     if record["number"] == 1 and record["dealer"] != first_dealer:
         raise Discrepancy(f"first hand: the seed draws seat {first_dealer} to deal, "
                           f"the record says {record['dealer']}")
@@ -126,9 +169,49 @@ def _same(expected: Event, got: Mapping[str, Any], index: int) -> None:
         )
 
 
+def _check_shares(record: Mapping[str, Any]) -> int:
+    """The ``share`` events after ``hand_started`` and the ``deal`` that closes them; return
+    the index of the first event after ``deal``."""
+    events = record["events"]
+    n = len(record["seats"])
+    sent: dict[int, str] = {}
+    i = 1
+    while i < len(events) and events[i].get("type") == SHARE:
+        ev = events[i]
+        seat = ev.get("seat")
+        if ev.get("by") != BY_PLAYER or set(ev) != {*ENVELOPE, "seat", "share"}:
+            raise Discrepancy(f"event {i + 1}: a share is {{seat, share}}, by player")
+        if not _int(seat) or not 0 <= seat < n:
+            raise Discrepancy(f"event {i + 1}: share from {seat!r}, which is not a seat")
+        if seat in sent:
+            raise Discrepancy(f"event {i + 1}: a second share from seat {seat}")
+        if not is_share(ev.get("share")):
+            raise Discrepancy(f"event {i + 1}: a share is 64 lowercase hex digits")
+        sent[seat] = ev["share"]
+        i += 1
+    if i >= len(events) or events[i].get("type") != DEAL:
+        raise Discrepancy(f"event {i + 1}: expected the deal after the shares")
+    deal = events[i]
+    if deal.get("by") != BY_SERVICE or set(deal) != {*ENVELOPE, "contributors"}:
+        raise Discrepancy(f"event {i + 1}: the deal is {{contributors}}, by service")
+    if deal.get("contributors") != sorted(sent):
+        raise Discrepancy(f"event {i + 1}: the contributors are not the seats that sent a share "
+                          f"({sorted(sent)})")
+    if _shares_of(record) != sent:
+        raise Discrepancy("the record's shares are not its share events")
+    return i + 1
+
+
 def _check_play(record: Mapping[str, Any]) -> None:
     game = get_game(record["game"])
     events = record["events"]
+    # Event numbers as the record counts them: a version-2 hand's shares and deal are checked
+    # first, and the game's play is checked from hand_started on, without them.
+    numbers = list(range(1, len(events) + 1))
+    if record["format"] == FORMAT_V2:
+        after = _check_shares(record)
+        events = [events[0], *events[after:]]
+        numbers = [1, *numbers[after:]]
     started = events[0]
     if started.get("type") != "hand_started" or started.get("by") != "service":
         raise Discrepancy("event 1 must be hand_started by service")
@@ -153,41 +236,42 @@ def _check_play(record: Mapping[str, Any]) -> None:
     if len(events) < len(opening):
         raise Discrepancy("the record ends before the antes are paid")
     for i, expected in enumerate(opening):
-        _same(expected, events[i], i + 1)
+        _same(expected, events[i], numbers[i])
     state = game.replay(record["deck"], opening)
     i = len(opening)
     while i < len(events):
         if game.is_over(state):
-            raise Discrepancy(f"event {i + 1}: the hand was already over")
+            raise Discrepancy(f"event {numbers[i]}: the hand was already over")
         got = Event.from_dict(events[i])
         if got.by not in MOVE_BYS:
-            raise Discrepancy(f"event {i + 1} ({got.type}): expected a player's move here, "
+            raise Discrepancy(f"event {numbers[i]} ({got.type}): expected a player's move here, "
                               f"not an event by {got.by!r}")
         parsed = game.move_of(got)
         if parsed is None:
-            raise Discrepancy(f"event {i + 1}: {got.type!r} is not a move")
+            raise Discrepancy(f"event {numbers[i]}: {got.type!r} is not a move")
         seat, move = parsed
         legal = game.legal_moves(state).get(seat, [])
         if got.by == BY_FORCED and legal != [move]:
-            raise Discrepancy(f"event {i + 1}: forced {move}, but it is not seat {seat}'s only "
-                              f"legal move")
+            raise Discrepancy(f"event {numbers[i]}: forced {move}, but it is not seat "
+                              f"{seat}'s only legal move")
         if got.by == BY_TIMEOUT:
             if seat not in game.to_act(state):
-                raise Discrepancy(f"event {i + 1}: time-out for seat {seat}, who was not awaited")
+                raise Discrepancy(f"event {numbers[i]}: time-out for seat {seat}, who was not "
+                                  f"awaited")
             default = game.default_move(state, seat)
             if default != move:
-                raise Discrepancy(f"event {i + 1}: time-out move {move}, but the default move "
+                raise Discrepancy(f"event {numbers[i]}: time-out move {move}, but the default move "
                                   f"is {default}")
         try:
             produced = game.decide(state, seat, move, got.by)
         except RuleError as exc:
-            raise Discrepancy(f"event {i + 1}: illegal move {move} by seat {seat}: "
+            raise Discrepancy(f"event {numbers[i]}: illegal move {move} by seat {seat}: "
                               f"{exc.message}") from None
         if i + len(produced) > len(events):
-            raise Discrepancy(f"event {i + 1}: the record stops before the events this move "
+            raise Discrepancy(f"event {numbers[i]}: the record stops before the events this move "
                               f"causes")
         for k, expected in enumerate(produced):
-            _same(expected, events[i + k], i + k + 1)
+            _same(expected, events[i + k], numbers[i + k])
             state = game.apply(state, expected)
         i += len(produced)
     if not game.is_over(state):
