@@ -106,3 +106,22 @@ class PlayerBusy(GameError):
 class NotTableOwner(GameError):
     status = 403
     code = "not_table_owner"
+
+
+class ShareRefused(GameError):
+    """A share that is not 32 bytes as 64 lowercase hex digits, or from a bot's seat."""
+
+    status = 400
+    code = "share_refused"
+
+
+class ShareAlreadySent(GameError):
+    status = 409
+    code = "share_already_sent"
+
+
+class AlreadyDealt(GameError):
+    """A share that comes after the hand's deal: it can no longer count."""
+
+    status = 409
+    code = "already_dealt"

@@ -30,7 +30,6 @@ from channels.layers import InMemoryChannelLayer, get_channel_layer
 
 from games import selectors
 from games.engine.base import Event
-from games.engine.registry import get_game
 from games.models import Hand, Partie, Seat
 from games.services import store
 from games.visibility import redact_events
@@ -67,8 +66,7 @@ def hand_frames(hand: Hand, seats: Sequence[int], audiences: Iterable[int | None
     stream = store.events(hand)
     if not stream or stream[-1]["seq"] <= after:
         return {a: [] for a in audiences}
-    game = get_game(hand.partie.game)
-    state = game.replay(store.hand_deck(hand, len(seats)), [])
+    game, state = store.start(hand, len(seats))
     over = hand.status == Hand.Status.OVER
     # Events are redacted as seen during the hand; the last frame of a hand that is over shows
     # them as its record does. A hand's last event is its hand_over, so only that frame is over.

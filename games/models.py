@@ -11,6 +11,7 @@ over.
 from __future__ import annotations
 
 import uuid
+from datetime import timedelta
 
 import pgtrigger
 from django.conf import settings
@@ -26,6 +27,11 @@ def _refuse(name: str, what: str, operation: pgtrigger.Operation,
         func=f"RAISE EXCEPTION '{what} are append-only: % refused on %', TG_OP, TG_TABLE_NAME"
              " USING ERRCODE = 'restrict_violation';",
     )
+
+
+def default_share_window() -> timedelta:
+    """The club's setting for new tables (``ACADEMIE_SHARE_WINDOW``, 3 s)."""
+    return timedelta(seconds=settings.ACADEMIE_SHARE_WINDOW)
 
 
 class Game(models.TextChoices):
@@ -50,6 +56,9 @@ class Partie(models.Model):
     move_timeout = models.DurationField()
     forced_move_delay = models.DurationField()
     comet_window = models.DurationField()
+    share_window = models.DurationField(
+        default=default_share_window,
+        help_text="How long a new hand waits for the people's shares of randomness")
     pause_between_hands = models.DurationField()
     deal_until = models.DateTimeField(null=True, blank=True)
     buy_in = models.PositiveIntegerField(
@@ -147,6 +156,8 @@ class Hand(models.Model):
     )
     # The deal's time (the service's clock), so that a hand played out at its deal (bots without
     # delays) never seems to end before it started.
+    record_format = models.PositiveSmallIntegerField(
+        default=1, help_text="HAND_RECORD.md version: 2 is dealt with the players' shares")
     started_at = models.DateTimeField(default=timezone.now)
     ended_at = models.DateTimeField(null=True, blank=True)
 

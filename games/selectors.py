@@ -10,7 +10,6 @@ from django.db.models import Prefetch, QuerySet
 
 from games.engine.base import Event
 from games.engine.record import build_record
-from games.engine.registry import get_game
 from games.engine.verify import Discrepancy, verify_record
 from games.errors import HandNotOver
 from games.models import Hand, HandEvent, Invitation, Partie, Seat
@@ -143,9 +142,8 @@ def hand_replay(*, hand: Hand) -> list[dict[str, Any]]:
     (every seat's cards, the offer's card), with the event as the record has it."""
     if hand.status != Hand.Status.OVER:
         raise HandNotOver("the replay is published once the hand is over")
-    engine = get_game(hand.partie.game)
     n = hand.partie.seats.count()
-    state = engine.initial_state(store.hand_deck(hand))
+    engine, state = store.start(hand, n)
     steps = []
     for raw in store.events(hand):
         event = Event.from_dict(raw)

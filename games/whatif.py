@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from games.engine.base import Event, Move, RuleError
-from games.engine.registry import get_game
 from games.errors import GameError, HandNotOver
 from games.models import Hand
 from games.services import store
@@ -38,9 +37,8 @@ def branch(*, hand: Hand, from_seq: int, moves: Sequence[dict[str, Any]],
     real = store.events(hand)
     if not 0 < from_seq <= len(real):
         raise BranchRefused(f"this hand has events 1 to {len(real)}, not {from_seq}")
-    engine = get_game(hand.partie.game)
     n = hand.partie.seats.count()
-    state = engine.initial_state(store.hand_deck(hand))
+    engine, state = store.start(hand, n)
     for raw in real[:from_seq]:
         state = engine.apply(state, Event.from_dict(raw))
     played: list[dict[str, Any]] = []

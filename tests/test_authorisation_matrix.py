@@ -69,6 +69,9 @@ EXPECTED: dict[tuple[str, str], dict[str, int]] = {
     ("GET", "/api/invitations/"): _ANY_SIGNED_IN,
     ("GET", "/api/hands/{hand_id}/"): _VIEW,
     ("POST", "/api/hands/{hand_id}/moves"): _SIGNED_IN_400,
+    # A share names itself: the body is checked once the hand may be seen.
+    ("POST", "/api/hands/{hand_id}/share"): {r: (400 if s == 200 else s)
+                                              for r, s in _VIEW.items()},
     ("GET", "/api/hands/{hand_id}/events"): _VIEW,
     ("GET", "/api/hands/{hand_id}/record"): _NOT_OVER,
     ("GET", "/api/hands/{hand_id}/verify"): _NOT_OVER,

@@ -108,6 +108,20 @@ def test_asked_replacements_and_removals_are_carried_out_when_the_table_is_betwe
     assert plan.done == [1, 2]  # table 2 is still playing its hand
 
 
+def test_a_replacement_waits_with_its_table_for_a_player_still_at_a_table_in_play() -> None:
+    # Table 2 waits for "a", moved to it from table 1 still in play: its absent "e" is replaced
+    # when it starts, not forgotten meanwhile.
+    changes = [Change("move", "a", 1, 2, id=1), Change("replace", "e", 2, id=2)]
+    first = next_seating("comet", ended={2: ["d", "e", "f"]}, playing={1: ["a", "b", "c", "g"]},
+                         pool=[], changes=changes, bots_allowed=False)
+    assert first.start == {} and first.done == []  # seat_change stopped table 1 itself
+
+    then = next_seating("comet", ended={1: ["a", "b", "c", "g"], 2: ["d", "e", "f"]},
+                        playing={}, pool=[], changes=changes, bots_allowed=False)
+    assert then.start == {1: (["b", "c", "g"], 0), 2: (["d", "f", "a"], 1)}
+    assert then.done == [1, 2]
+
+
 def test_an_asked_move_waits_for_both_tables() -> None:
     move = Change("move", "a", 1, 2, id=5)
     first = next_seating("comet", ended={1: ["a", "b", "c"]}, playing={2: ["d", "e"]},

@@ -15,6 +15,8 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
+from games.models import default_share_window
+
 
 def _valid_time_zone(name: str) -> None:
     try:
@@ -98,6 +100,9 @@ class Soiree(models.Model):
     move_timeout = models.DurationField(default=timedelta(seconds=30))
     forced_move_delay = models.DurationField(default=timedelta(seconds=1))
     comet_window = models.DurationField(default=timedelta(seconds=2))
+    share_window = models.DurationField(
+        default=default_share_window,
+        help_text="How long a new hand waits for the people's shares of randomness")
     pause_between_hands = models.DurationField(default=timedelta(seconds=5))
     deals_per_partie = models.PositiveIntegerField(
         null=True, blank=True, help_text="Hands per partie; empty: until a player is broke")

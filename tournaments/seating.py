@@ -126,12 +126,15 @@ def next_seating(game: str, *, ended: dict[int, list[Any]], playing: dict[int, l
     people = {n: [p for p in ps if p not in held] for n, ps in ended.items()}
     extra_bots: dict[int, int] = {n: 0 for n in ended}
     waits: set[int] = set()  # ended tables waiting for a person still at a table in play
+    replaced: list[Change] = []
     for c in changes:
         if c.kind in ("replace", "remove"):
             if c.from_table in ended and c.id is not None:
-                out.done.append(c.id)
                 if c.kind == "replace":
                     extra_bots[c.from_table] += 1  # type: ignore[index]
+                    replaced.append(c)  # done once its table starts or closes
+                else:
+                    out.done.append(c.id)
         elif c.to_table in ended:
             if c.player in seated:
                 waits.add(c.to_table)
@@ -195,6 +198,7 @@ def next_seating(game: str, *, ended: dict[int, list[Any]], playing: dict[int, l
             out.made.append((Change("move", playing[big][-1], big, small), False))
             out.stop.add(big)
             open_.remove(small)
+            waits.add(small)
     # Who is still waiting takes a seat at the smallest table in play with room, after its hand.
     for p in waiting:
         roomy = [n for n in sorted(playing) if len(playing[n]) < hi]
@@ -207,4 +211,7 @@ def next_seating(game: str, *, ended: dict[int, list[Any]], playing: dict[int, l
     for n in open_:
         if playable(n):
             out.start[n] = (people[n], bots_for(n, len(people[n])))
+    # A replacement waits with its table: the bot takes the seat when the table starts.
+    out.done = sorted(out.done + [c.id for c in replaced  # type: ignore[misc]
+                                  if c.from_table not in waits])
     return out

@@ -81,7 +81,7 @@ def soiree_create(
     move_timeout: timedelta = timedelta(seconds=30),
     pause_between_hands: timedelta = timedelta(seconds=5),
     forced_move_delay: timedelta = timedelta(seconds=1),
-    comet_window: timedelta = timedelta(seconds=2),
+    comet_window: timedelta = timedelta(seconds=2), share_window: timedelta | None = None,
     deals_per_partie: int | None = None, bots_allowed: bool = True, min_tables: int = 1,
     season: Any = None, created_by: AbstractBaseUser | None = None, bot_kind: str = BOT_KIND,
 ) -> Soiree:
@@ -93,13 +93,14 @@ def soiree_create(
         pause_between_hands=pause_between_hands, forced_move_delay=forced_move_delay,
         comet_window=comet_window, deals_per_partie=deals_per_partie,
         bots_allowed=bots_allowed, min_tables=min_tables, season=season, created_by=created_by,
-        bot_kind=bot_kind,
+        bot_kind=bot_kind, **({} if share_window is None else {"share_window": share_window}),
     )
 
 
 #: What an organiser may change before the soirée opens (``soiree_update``).
 EDITABLE = ("name", "starts_at", "ends_at", "game", "options", "buy_in", "move_timeout",
-            "pause_between_hands", "forced_move_delay", "comet_window", "deals_per_partie",
+            "pause_between_hands", "forced_move_delay", "comet_window", "share_window",
+            "deals_per_partie",
             "bots_allowed", "bot_kind", "min_tables", "season")
 
 
@@ -289,7 +290,8 @@ def _start_table(soiree: Soiree, number: int, round_: int, players: list[Any], b
         table_label=f"{soiree.name} · table {number}", buy_in=soiree.buy_in,
         buy_in_people=False, move_timeout=soiree.move_timeout,
         forced_move_delay=soiree.forced_move_delay, comet_window=soiree.comet_window,
-        pause_between_hands=soiree.pause_between_hands, deal_until=soiree.ends_at,
+        share_window=soiree.share_window, pause_between_hands=soiree.pause_between_hands,
+        deal_until=soiree.ends_at,
         created_by=soiree.created_by, deal_first_hand=False, at=at,
     )
     table = SoireeTable.objects.create(soiree=soiree, number=number, round=round_,
@@ -337,13 +339,21 @@ def soiree_tick(*, soiree: Soiree, at: datetime) -> None:
             return
         latest = _latest_tables(soiree)
         if at < soiree.deals_until:
-            _seat_next_parties(soiree, latest, at)
-            latest = _latest_tables(soiree)
+            # A table stopped between hands to give up a player closes at once: it is seated
+            # again in this tick, not taken for the end of the evening.
+            for _ in range(2):
+                stopped = _seat_next_parties(soiree, latest, at)
+                latest = _latest_tables(soiree)
+                if not any(latest[n].partie.status == Partie.Status.OVER for n in stopped):
+                    break
         if all(t.partie.status == Partie.Status.OVER for t in latest.values()):
             soiree_finish(soiree=soiree, at=at)
 
 
-def _seat_next_parties(soiree: Soiree, latest: dict[int, SoireeTable], at: datetime) -> None:
+def _seat_next_parties(soiree: Soiree, latest: dict[int, SoireeTable],
+                       at: datetime) -> list[int]:
+    """Start the next parties the seating plans, and stop the tables it takes players from
+    after their hand; returns the tables stopped."""
     ante = int(_partie_options(soiree).get("ante", 1))
     present = {r.user_id: r.user for r in soiree.registrations.filter(
         checked_in_at__isnull=False, left_at__isnull=True).select_related("user")
@@ -396,6 +406,7 @@ def _seat_next_parties(soiree: Soiree, latest: dict[int, SoireeTable], at: datet
         except DomainError as exc:  # the game's refusal, or the ledger's
             logger.warning("soirée %s: table %s cannot start its next partie (%s): %s",
                            soiree.pk, number, [u.get_username() for u in people], exc)
+    return list(plan.stop)
 
 
 def _best_low(soiree: Soiree) -> int:

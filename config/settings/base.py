@@ -271,6 +271,10 @@ ACADEMIE_PARTIE_VIEWERS = "tournaments.access.club_keys"
 ACADEMIE_CASUAL_WELCOME_CHIPS = env.int("ACADEMIE_CASUAL_WELCOME_CHIPS", default=1_000)
 ACADEMIE_CASUAL_MAX_BUY_IN = env.int("ACADEMIE_CASUAL_MAX_BUY_IN", default=500)
 
+# Version-2 hands (HAND_RECORD.md): how long a new hand waits for the seated people's shares of
+# randomness before it is dealt without the missing ones; the default of new soirées and tables.
+ACADEMIE_SHARE_WINDOW = env.float("ACADEMIE_SHARE_WINDOW", default=3.0)
+
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "lobby"
 LOGOUT_REDIRECT_URL = "login"

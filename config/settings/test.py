@@ -14,3 +14,6 @@ REST_FRAMEWORK = {**REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {  # noqa: F405
 # Django's test client signs in without a request, which django-axes refuses: off, but in the
 # lock-out tests (tests/test_throttling.py).
 AXES_ENABLED = False
+# Hands are dealt at once, with no share, unless a test is about the shares: those set their
+# table's share_window (tests/games/test_shares.py, tests/frontend/test_shares_browser.py).
+ACADEMIE_SHARE_WINDOW = env.float("ACADEMIE_SHARE_WINDOW", default=0)

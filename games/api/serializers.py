@@ -83,6 +83,10 @@ class PartieCreateSerializer(serializers.Serializer):
     forced_move_delay = serializers.FloatField(min_value=0, max_value=60, default=1)
     comet_window = serializers.FloatField(min_value=0, max_value=60, default=2)
     pause_between_hands = serializers.FloatField(min_value=0, max_value=3600, default=5)
+    share_window = serializers.FloatField(
+        min_value=0, max_value=30, required=False, default=None, allow_null=True,
+        help_text="Seconds a new hand waits for the people's shares of randomness (HAND_RECORD.md "
+                  "version 2); the club's setting when left out")
     table_label = serializers.CharField(max_length=64, default="free table")
 
     def validate_players(self, value: list[str]) -> list:
@@ -215,6 +219,21 @@ class HandEventsSerializer(serializers.Serializer):
         child=serializers.DictField(),
         help_text="HAND_RECORD.md's events (`seq`, `type`, `at`, `by`, and the type's fields), "
                   "redacted for the requester until the hand is over")
+
+
+class ShareSerializer(serializers.Serializer):
+    share = serializers.CharField(
+        max_length=64, trim_whitespace=False,
+        help_text="32 random bytes of the seated person's browser, as 64 lowercase hex digits "
+                  "(HAND_RECORD.md, version 2): once per hand, before its deal")
+
+
+class ShareAnswerSerializer(serializers.Serializer):
+    hand = serializers.UUIDField()
+    seat = serializers.IntegerField()
+    seq = serializers.IntegerField(help_text="The hand's seq after the share (and the deal)")
+    dealt = serializers.BooleanField(help_text="Whether this share completed the people's "
+                                               "shares and the hand was dealt with it")
 
 
 class HandVerificationSerializer(serializers.Serializer):

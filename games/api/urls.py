@@ -12,6 +12,7 @@ urlpatterns = [
     path("invitations/", views.InvitationListView.as_view(), name="invitation-list"),
     path("hands/<uuid:hand_id>/", views.HandDetailView.as_view(), name="hand-detail"),
     path("hands/<uuid:hand_id>/moves", views.HandMovesView.as_view(), name="hand-moves"),
+    path("hands/<uuid:hand_id>/share", views.HandShareView.as_view(), name="hand-share"),
     path("hands/<uuid:hand_id>/events", views.HandEventsView.as_view(), name="hand-events"),
     path("hands/<uuid:hand_id>/record", views.HandRecordView.as_view(), name="hand-record"),
     path("hands/<uuid:hand_id>/replay", views.HandReplayView.as_view(), name="hand-replay"),

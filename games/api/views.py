@@ -63,6 +63,8 @@ class PartieListView(ListAPIView[Any]):
             forced_move_delay=timedelta(seconds=v["forced_move_delay"]),
             comet_window=timedelta(seconds=v["comet_window"]),
             pause_between_hands=timedelta(seconds=v["pause_between_hands"]),
+            share_window=(None if v["share_window"] is None
+                          else timedelta(seconds=v["share_window"])),
             at=timezone.now(),
         )
         partie = selectors.partie_list().get(pk=partie.pk)
@@ -167,6 +169,21 @@ class HandMovesView(APIView):
         view = selectors.view_of(hand=played.hand, loaded=played.loaded, seat=played.seat,
                                  next_hand=following)
         return Response({**view, "command": played.response}, status=status.HTTP_201_CREATED)
+
+
+class HandShareView(APIView):
+    """A seated person's share of the deal's randomness (HAND_RECORD.md, version 2)."""
+
+    throttle_scope = "moves"
+
+    @extend_schema(request=s.ShareSerializer, responses={201: s.ShareAnswerSerializer})
+    def post(self, request: Request, hand_id: str) -> Response:
+        hand = _hand(request, hand_id)
+        data = s.ShareSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        sent = services.share_send(hand_id=hand.pk, user=request.user,
+                                   share=data.validated_data["share"], at=timezone.now())
+        return Response(sent, status=status.HTTP_201_CREATED)
 
 
 class HandEventsView(APIView):

@@ -86,6 +86,13 @@ class SharedDeal:
         self.game = game
         self.seed = seed
 
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, SharedDeal) and (self.game, self.seed) == (other.game,
+                                                                                other.seed))
+
+    def __hash__(self) -> int:
+        return hash((SharedDeal, self.game, self.seed))
+
     def __getattr__(self, name: str) -> Any:
         # Constants and the game's own extras (comet_played, heuristic_move, …) are the game's.
         return getattr(self.game, name)

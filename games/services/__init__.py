@@ -1,7 +1,8 @@
 """The game service's commands: each one transaction (ARCHITECTURE.md, command flow).
 
 ``partie_start``, ``hand_deal``, ``partie_tick`` (deal the next hand once its pause has passed),
-``move_play``, ``deadline_fire`` (the time-out, forced or delayed bot move of a pending
+``move_play``, ``share_send`` (a seated person's share of the deal's randomness),
+``deadline_fire`` (the time-out, forced or delayed bot move of a pending
 decision), ``seat_away`` (a player leaves the table or comes back), ``partie_stop_dealing``
 (a closing time brought forward) and ``partie_close``;
 the casual tables' ``casual_table_create``, ``invitation_answer`` and ``casual_table_close``;
@@ -10,7 +11,7 @@ refuse a body before it reaches them.
 """
 
 from .invitations import casual_table_close, casual_table_create, invitation_answer
-from .moves import MovePlayed, deadline_fire, move_play, seat_away
+from .moves import MovePlayed, deadline_fire, move_play, seat_away, share_send
 from .parties import (
     BOT_NAMES,
     LENGTH_OPTION,
@@ -28,5 +29,5 @@ __all__ = [
     "BOT_NAMES", "LENGTH_OPTION", "casual_table_close", "casual_table_create",
     "invitation_answer", "MAX_BUY_IN", "MAX_HANDS", "OPTION_MAX", "MovePlayed",
     "deadline_fire", "hand_deal", "move_play", "partie_close", "partie_start",
-    "partie_stop_dealing", "partie_tick", "seat_away",
+    "partie_stop_dealing", "partie_tick", "seat_away", "share_send",
 ]

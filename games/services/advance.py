@@ -23,6 +23,7 @@ from django.db import transaction
 from games import scheduling, signals
 from games.engine.base import BY_FORCED, BY_PLAYER, BY_TIMEOUT, Move
 from games.engine.bots import make_bot
+from games.engine.shares import is_shuffling
 from games.models import Hand, Partie, Seat
 
 from . import chips, store
@@ -30,6 +31,7 @@ from . import chips, store
 KIND_TIMEOUT = "timeout"
 KIND_FORCED = "forced"
 KIND_COMET = "comet"
+KIND_DEAL = "deal"
 MAX_STEPS = 10_000
 
 
@@ -51,6 +53,11 @@ class Table:
         self.accounts = chips.Accounts(self.partie, self.seats)
         self.bots = {s.number: s.bot for s in self.seats if s.bot}
         self.away = {s.number for s in self.seats if s.away}
+
+    @property
+    def people(self) -> list[int]:
+        """The seats of people: they send shares of randomness; bots send none."""
+        return [s.number for s in self.seats if not s.bot]
 
     def seat_of(self, user_id: Any) -> int | None:
         return next((s.number for s in self.seats if s.player_id == user_id), None)
@@ -96,6 +103,20 @@ def append_events(table: Table, hand: Hand, loaded: store.Loaded, produced: Any,
     for event in produced:
         state = loaded.game.apply(state, event)
     return store.Loaded(game=loaded.game, state=state, last_hash=hand.last_hash)
+
+
+def wait_for_shares(hand: Hand, until: datetime) -> None:
+    """A new hand waits for the people's shares until ``until``; then the timer deals it."""
+    _set_deadline(hand, until, KIND_DEAL)
+
+
+def deal_hand(table: Table, hand: Hand, loaded: store.Loaded, *, now: datetime) -> store.Loaded:
+    """Deal a version-2 hand with the shares sent so far (its ``deal`` event and the antes),
+    then play on as after any move."""
+    produced = loaded.game.deal(loaded.state)
+    loaded = append_events(table, hand, loaded, produced, now=now)
+    hand.deadline, hand.deadline_kind, hand.deadline_seq = None, "", None
+    return advance(table, hand, loaded, now=now)
 
 
 def advance(table: Table, hand: Hand, loaded: store.Loaded, *, now: datetime) -> store.Loaded:
@@ -150,7 +171,10 @@ def advance(table: Table, hand: Hand, loaded: store.Loaded, *, now: datetime) ->
 
 
 def fire(table: Table, hand: Hand, loaded: store.Loaded, *, now: datetime) -> store.Loaded:
-    """The pending decision's deadline has passed: play its move (forced, time-out or bot)."""
+    """The pending decision's deadline has passed: play its move (forced, time-out or bot), or
+    deal the hand that waited for the shares."""
+    if is_shuffling(loaded.state):
+        return deal_hand(table, hand, loaded, now=now)
     game = loaded.game
     seat = game.to_act(loaded.state)[0]
     legal = game.legal_moves(loaded.state)[seat]

@@ -27,7 +27,7 @@ from games.errors import (
     NotTableOwner,
     PlayerBusy,
 )
-from games.models import Invitation, Partie, Seat
+from games.models import Invitation, Partie, Seat, default_share_window
 
 from . import chips
 from .parties import MAX_HANDS, partie_check, partie_stop_dealing, seat_and_deal
@@ -52,13 +52,15 @@ def casual_table_create(
     forced_move_delay: timedelta = timedelta(seconds=1),
     comet_window: timedelta = timedelta(seconds=2),
     pause_between_hands: timedelta = timedelta(seconds=5),
+    share_window: timedelta | None = None,
     at: datetime,
 ) -> Partie:
     """Make a casual table offering a seat to each of ``players`` (in this order), then to the
     ``bots``. The creator's own seat, if he names himself, and the bots' are accepted now; the
     table starts once every seat is (at once if nobody else is asked)."""
     timings = {"move_timeout": move_timeout, "forced_move_delay": forced_move_delay,
-               "comet_window": comet_window, "pause_between_hands": pause_between_hands}
+               "comet_window": comet_window, "pause_between_hands": pause_between_hands,
+               "share_window": default_share_window() if share_window is None else share_window}
     opts = partie_check(game=game, people=len(players), bots=bots, options=options,
                         buy_in=buy_in, deal_until=None, max_hands=MAX_HANDS, timeouts=timings)
     if len({p.pk for p in players}) != len(players):

@@ -18,18 +18,33 @@ from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
 from games.engine.base import BY_PLAYER, Move, RuleError
+from games.engine.shares import is_share, is_shuffling, share_event
 from games.errors import (
+    AlreadyDealt,
     CommandConflict,
     HandIsOver,
     IllegalMoveError,
     NotSeated,
     PartieOver,
+    ShareAlreadySent,
+    ShareRefused,
     StaleSequence,
 )
 from games.models import Command, Hand, Partie, Seat
 
 from . import store
-from .advance import KIND_COMET, Table, advance, apply_move, fire, save, table_for
+from .advance import (
+    KIND_COMET,
+    Table,
+    advance,
+    append_events,
+    apply_move,
+    deal_hand,
+    fire,
+    save,
+    table_for,
+    wait_for_shares,
+)
 from .parties import deal_after
 
 logger = logging.getLogger(__name__)
@@ -105,6 +120,45 @@ def move_play(
             # hand has moved past the seq it answered). The whole move rolls back.
             raise CommandConflict(store.COMMAND_REUSED) from None
         return MovePlayed(response=response, hand=hand, loaded=loaded, seat=seat)
+
+
+def share_send(*, hand_id: uuid.UUID, user: AbstractBaseUser, share: str,
+               at: datetime) -> dict[str, Any]:
+    """``user``'s share of randomness for the deal of the hand (HAND_RECORD.md, version 2):
+    once per hand and seat, before the deal. The share that completes the people's shares
+    deals the hand in the same command."""
+    if not is_share(share):
+        raise ShareRefused(_("a share is 32 random bytes written as 64 lowercase hex digits"))
+    with transaction.atomic():
+        hand, table = _locked(hand_id)
+        seat = table.seat_of(user.pk)
+        if seat is None:
+            raise NotSeated(_("you have no seat at this table"))
+        if seat not in table.people:
+            raise ShareRefused(_("a bot's seat sends no share"))
+        loaded = store.load(hand, len(table.seats))
+        state = loaded.state
+        if not is_shuffling(state):
+            if hand.record_format == 2 and _sent(hand, seat):
+                raise ShareAlreadySent(_("your share for this hand is already in"))
+            raise AlreadyDealt(_("this hand is already dealt: a share can no longer count"))
+        if seat in state.sent:
+            raise ShareAlreadySent(_("your share for this hand is already in"))
+        loaded = append_events(table, hand, loaded, [share_event(seat, share)], actor=user,
+                               now=at)
+        dealt = set(table.people) <= set(loaded.state.sent)
+        if dealt:
+            loaded = deal_hand(table, hand, loaded, now=at)
+        elif hand.deadline is not None:
+            # The window's end is unchanged; its timer now answers this seq.
+            wait_for_shares(hand, hand.deadline)
+        save(table, hand)
+        deal_at_once(table, hand, at)
+        return {"hand": str(hand.id), "seat": seat, "seq": hand.last_seq, "dealt": dealt}
+
+
+def _sent(hand: Hand, seat: int) -> bool:
+    return any(e["type"] == "share" and e["seat"] == seat for e in store.events(hand))
 
 
 def deal_at_once(table: Table, last: Hand, at: datetime) -> Hand | None:

@@ -10,13 +10,14 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from games import signals
-from games.engine.deal import commitment, deal_from_seed, new_seed
+from games.engine.deal import commitment, new_seed
 from games.engine.registry import get_game
+from games.engine.shares import SharedDeal, first_dealer_v2
 from games.errors import GameError, InvalidPartie, PartieOver
-from games.models import Hand, HandSeed, Partie, Seat
+from games.models import Hand, HandSeed, Partie, Seat, default_share_window
 
 from . import chips, store
-from .advance import Table, advance, append_events, save, table_for
+from .advance import Table, append_events, deal_hand, save, table_for, wait_for_shares
 
 BOT_NAMES = ("random", "heuristic", "timeout")
 
@@ -46,6 +47,7 @@ def partie_start(
     forced_move_delay: timedelta = timedelta(seconds=1),
     comet_window: timedelta = timedelta(seconds=2),
     pause_between_hands: timedelta = timedelta(seconds=5),
+    share_window: timedelta | None = None,
     deal_until: datetime | None = None,
     created_by: AbstractBaseUser | None = None,
     deal_first_hand: bool = True,
@@ -61,7 +63,8 @@ def partie_start(
                         buy_in=buy_in, deal_until=deal_until, max_hands=max_hands,
                         timeouts={"move_timeout": move_timeout, "comet_window": comet_window,
                                   "forced_move_delay": forced_move_delay,
-                                  "pause_between_hands": pause_between_hands})
+                                  "pause_between_hands": pause_between_hands,
+                                  "share_window": share_window or timedelta(0)})
     if len({p.pk for p in players}) != len(players):
         raise InvalidPartie("a player can take only one seat")
     busy = Seat.objects.filter(partie__club_key=club_key, partie__status=Partie.Status.PLAYING,
@@ -73,6 +76,7 @@ def partie_start(
             game=game, options=opts, club_key=club_key, table_label=table_label,
             move_timeout=move_timeout, forced_move_delay=forced_move_delay,
             comet_window=comet_window, pause_between_hands=pause_between_hands,
+            share_window=default_share_window() if share_window is None else share_window,
             deal_until=deal_until, created_by=created_by, buy_in=buy_in,
         )
         seat_and_deal(partie=partie, players=players, bots=bots, buy_in_people=buy_in_people,
@@ -227,13 +231,14 @@ def _deal(table: Table, last: Hand | None, at: datetime) -> Hand | None:
     if _end_reason(partie, last, chips_now, at):
         partie_close(partie=partie, at=at)
         return None
-    engine = get_game(partie.game)
+    # Version 2 (HAND_RECORD.md): the service commits to its seed, the seated people add their
+    # shares, and the deck is shuffled under a key that mixes them in at the deal.
     seed = new_seed()
-    deck, first_dealer = deal_from_seed(partie.game, seed, n)
-    dealer = first_dealer if last is None else (last.dealer + 1) % n
+    engine = SharedDeal(get_game(partie.game), seed)
+    dealer = first_dealer_v2(seed, n) if last is None else (last.dealer + 1) % n
     extra: dict[str, Any] = {}
     if partie.game == "comet":
-        partie.comet_payment_due = engine.next_comet_payment_due(  # type: ignore[attr-defined]
+        partie.comet_payment_due = engine.next_comet_payment_due(
             partie.options, partie.comet_payment_due, partie.comet_played_last)
         extra["comet_payment_due"] = partie.comet_payment_due
     partie.next_hand_at = None
@@ -241,17 +246,20 @@ def _deal(table: Table, last: Hand | None, at: datetime) -> Hand | None:
     commit = commitment(seed)
     hand = Hand.objects.create(partie=partie, number=(last.number + 1) if last else 1,
                                dealer=dealer, commitment=commit, last_hash=commit,
-                               started_at=at)
+                               started_at=at, record_format=2)
     HandSeed.objects.create(hand=hand, seed=seed)
-    opening = engine.begin(
-        deck=deck, dealer=dealer,
+    started = engine.start(
+        dealer=dealer,
         seats=[{"seat": s.number, "player": s.player.get_username()} for s in table.seats],
         options=partie.options, chips_before={str(k): v for k, v in chips_now.items()},
         pot_before=balances["pot"], commitment=commit, **extra,
     )
-    loaded = store.Loaded(game=engine, state=engine.replay(deck, []), last_hash=commit)
-    loaded = append_events(table, hand, loaded, opening, now=at)
-    loaded = advance(table, hand, loaded, now=at)
+    loaded = store.Loaded(game=engine, state=engine.initial_state(), last_hash=commit)
+    loaded = append_events(table, hand, loaded, [started], now=at)
+    if table.people and partie.share_window:
+        wait_for_shares(hand, at + partie.share_window)
+    else:  # nobody to wait for: a table of bots is dealt at once
+        deal_hand(table, hand, loaded, now=at)
     save(table, hand)
     return hand
 

@@ -21,6 +21,7 @@ from games.engine.deal import deal_from_seed
 from games.engine.protocol import Game
 from games.engine.record import iso_z, seal
 from games.engine.registry import get_game
+from games.engine.shares import SHARE, SharedDeal, deck_v2
 from games.errors import StaleSequence
 from games.models import Hand, HandEvent
 
@@ -51,17 +52,39 @@ def events(hand: Hand) -> list[dict[str, Any]]:
 
 
 def hand_deck(hand: Hand, n_seats: int | None = None) -> list[str]:
-    """The hand's deck, dealt again from its seed (HAND_RECORD.md, the deal)."""
+    """The hand's deck, dealt again from its seed (HAND_RECORD.md, the deal), and in version 2
+    from its seed and the shares of its stream (a dealt hand's)."""
+    if hand.record_format == 2:
+        shares = {int(p["seat"]): str(p["share"]) for p in HandEvent.objects.filter(
+            hand=hand, type=SHARE).values_list("payload", flat=True)}
+        return deck_v2(hand.partie.game, hand.secret.seed, shares)
     n = hand.partie.seats.count() if n_seats is None else n_seats
     deck, _ = deal_from_seed(hand.partie.game, hand.secret.seed, n)
     return deck
 
 
+def engine_of(hand: Hand) -> Game:
+    """The engine that replays ``hand``: its game's, dealing at ``deal`` from the seed and the
+    players' shares for a version-2 hand."""
+    game = get_game(hand.partie.game)
+    if hand.record_format == 2:
+        return SharedDeal(game, hand.secret.seed)
+    return game
+
+
+def start(hand: Hand, n_seats: int | None = None) -> tuple[Game, Any]:
+    """The hand's engine and its state before the first event."""
+    game = engine_of(hand)
+    if hand.record_format == 2:
+        return game, game.initial_state(())
+    return game, game.initial_state(hand_deck(hand, n_seats))
+
+
 def load(hand: Hand, n_seats: int | None = None) -> Loaded:
     """The hand's state at ``last_seq``: every stored event replayed through its engine."""
-    game = get_game(hand.partie.game)
-    stream = [Event.from_dict(e) for e in events(hand)]
-    state = game.replay(hand_deck(hand, n_seats), stream)
+    game = engine_of(hand)
+    deck = () if hand.record_format == 2 else hand_deck(hand, n_seats)
+    state = game.replay(deck, [Event.from_dict(e) for e in events(hand)])
     return Loaded(game=game, state=state, last_hash=hand.last_hash or hand.commitment)
 
 

@@ -16,8 +16,9 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import Page
 
-from games.engine.deal import commitment, deal_from_seed
+from games.engine.deal import commitment
 from games.engine.registry import get_game
+from games.engine.shares import deck_v2, first_dealer_v2
 from games.models import Hand
 from games.services import casual_table_create
 
@@ -83,7 +84,7 @@ def _seed_where_seat_holds(game: str, seats: int, seat: int, card: str) -> str:
     names = [{"seat": s, "player": f"p{s}"} for s in range(seats)]
     for i in range(1000):
         seed = f"{i:064x}"
-        deck, dealer = deal_from_seed(game, seed, seats)
+        deck, dealer = deck_v2(game, seed, {}), first_dealer_v2(seed, seats)
         opening = engine.begin(deck=deck, dealer=dealer, seats=names,
                                options=engine.normalise_options({}),
                                chips_before={str(s): 100 for s in range(seats)}, pot_before=0,

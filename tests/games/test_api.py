@@ -633,7 +633,7 @@ def test_the_record_is_withheld_until_the_end_then_verifies(
     assert record.status_code == 200
     doc = record.json()
     assert (doc["format"], doc["game"], doc["hand"], doc["number"]) == (
-        "academie.hand/1", "commere", str(hand.id), 1)
+        "academie.hand/2", "commere", str(hand.id), 1)
     assert doc["seats"][0] == {"seat": 0, "player": "pia"}
     assert hashlib.sha256(bytes.fromhex(doc["seed"])).hexdigest() == doc["commitment"]
     assert doc["commitment"] == hand.commitment

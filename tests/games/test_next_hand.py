@@ -16,8 +16,9 @@ from rest_framework.test import APIClient
 
 from games.engine.base import BY_FORCED, Move
 from games.engine.commere import ANNOUNCE
-from games.engine.deal import commitment, deal_from_seed
+from games.engine.deal import commitment
 from games.engine.registry import get_game
+from games.engine.shares import deck_v2, first_dealer_v2
 from games.errors import CommandConflict
 from games.models import Command, Hand, HandEvent, Partie
 from games.selectors import hand_view, hand_view_by_id
@@ -29,9 +30,9 @@ from games.services import (
     moves,
     partie_start,
     partie_tick,
-    parties,
     store,
 )
+from games.services import advance as advancing
 from ledger import services as ledger
 from ledger.models import Account, JournalEntry
 from ledger.selectors import trial_balance
@@ -263,7 +264,7 @@ def test_a_deal_that_fails_after_posting_the_antes_is_rolled_back_alone(people, 
         failures.append(args[1].number)  # the hand being dealt: its antes are posted by now
         raise RuntimeError("the deal broke after the antes")
 
-    monkeypatch.setattr(parties, "advance", broken_advance)
+    monkeypatch.setattr(advancing, "advance", broken_advance)
     played = _play_to_end(first, users, random.Random(6))
 
     assert failures == [2] and played.response["next_hand"] is None
@@ -399,7 +400,7 @@ def _plays_out_at_its_deal(seed: str, dealer: int, n: int = 4) -> bool:
     """Whether a Ma commère hand dealt from ``seed`` ends at its deal: every decision up to its
     end is a forced one (a compulsory announcement)."""
     game = get_game("commere")
-    deck, _ = deal_from_seed("commere", seed, n)
+    deck = deck_v2("commere", seed, {})  # nobody's share: the service's window is 0 here
     events = game.begin(deck=deck, dealer=dealer,
                         seats=[{"seat": s, "player": f"p{s}"} for s in range(n)],
                         options=game.normalise_options({}), pot_before=0,
@@ -425,7 +426,7 @@ def _seeds(pattern: list[bool]) -> list[str]:
     dealer: int | None = None
     for at_deal in pattern:
         for seed in candidates:
-            d = deal_from_seed("commere", seed, 4)[1] if dealer is None else (dealer + 1) % 4
+            d = first_dealer_v2(seed, 4) if dealer is None else (dealer + 1) % 4
             if _plays_out_at_its_deal(seed, d) == at_deal:
                 chosen.append(seed)
                 dealer = d
@@ -491,7 +492,7 @@ def test_a_chained_deal_that_fails_is_rolled_back_alone_and_the_timer_deals_it(
     # A fourth seed: the failed deal of hand 3 drew one.
     partie, users = _chained_partie(people, monkeypatch, [False, True, False, False])
     queued = _next_hand_timers(monkeypatch)
-    real_advance = parties.advance
+    real_advance = advancing.advance
     deals = []
 
     def second_deal_breaks(*args: Any, **kwargs: Any) -> Any:
@@ -500,7 +501,7 @@ def test_a_chained_deal_that_fails_is_rolled_back_alone_and_the_timer_deals_it(
             raise RuntimeError("the deal broke")
         return real_advance(*args, **kwargs)
 
-    monkeypatch.setattr(parties, "advance", second_deal_breaks)
+    monkeypatch.setattr(advancing, "advance", second_deal_breaks)
     with django_capture_on_commit_callbacks(execute=True):
         played = _play_to_end(partie.hands.get(number=1), users, random.Random(3))
 
@@ -509,7 +510,7 @@ def test_a_chained_deal_that_fails_is_rolled_back_alone_and_the_timer_deals_it(
     assert played.response["next_hand"]["number"] == 2
     assert queued == [partie.pk, partie.pk]  # hand 2's is the one that deals hand 3
     _books_balance(partie)  # hand 3's antes went with its deal
-    monkeypatch.setattr(parties, "advance", real_advance)
+    monkeypatch.setattr(advancing, "advance", real_advance)
     third = partie_tick(partie_id=partie.pk, at=T0 + timedelta(seconds=2))
     assert third is not None and third.number == 3
 

@@ -18,9 +18,10 @@ from django.db.models import F
 
 from games.engine import bots as engine_bots
 from games.engine.base import BY_FORCED, BY_PLAYER, BY_TIMEOUT, Move
-from games.engine.deal import commitment, deal_from_seed
+from games.engine.deal import commitment
 from games.engine.play import play_hand
 from games.engine.registry import get_game
+from games.engine.shares import deck_v2, first_dealer_v2
 from games.engine.verify import verify_record
 from games.errors import (
     CommandConflict,
@@ -186,7 +187,7 @@ def test_hands_are_dealt_in_order_and_the_deal_passes_to_the_next_seat():
     hands = list(partie.hands.order_by("number"))
     assert [h.number for h in hands] == [1, 2, 3, 4, 5]
     first = hands[0]
-    assert first.dealer == deal_from_seed("comet", first.secret.seed, 3)[1]  # drawn by lot
+    assert first.dealer == first_dealer_v2(first.secret.seed, 3)  # drawn by lot
     assert [h.dealer for h in hands] == [(first.dealer + k) % 3 for k in range(5)]
     for before, after in zip(hands, hands[1:], strict=False):
         # Each hand starts from the wallets the previous one left.
@@ -260,7 +261,7 @@ def _void_seed(n: int, ante: int, chips_before: dict[str, int]) -> str:
     options = game.normalise_options({"ante": ante, "max_turns": 1, "rounds": 1})
     for i in range(500):
         seed = hashlib.sha256(f"void-{i}".encode()).hexdigest()
-        deck, dealer = deal_from_seed("commere", seed, n)
+        deck, dealer = deck_v2("commere", seed, {}), first_dealer_v2(seed, n)
         players = [engine_bots.TimeoutBot(random.Random(0)) for _ in range(n)]
         _, events = play_hand(game, deck=deck, dealer=dealer,
                               seats=[{"seat": s, "player": f"p{s}"} for s in range(n)],

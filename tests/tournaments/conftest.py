@@ -28,7 +28,6 @@ import pytest
 import time_machine
 
 from games.engine.base import Event
-from games.engine.registry import get_game
 from games.models import Hand, Partie
 from games.services import store
 from tests.seeding import SEED_BASE_ENV
@@ -143,9 +142,8 @@ def timeline(parties: Any) -> Timeline:
              for p in Partie.objects.filter(pk__in=parties)}
     line = Timeline()
     for hand in Hand.objects.filter(partie__in=parties).select_related("partie", "secret"):
-        game = get_game(hand.partie.game)
+        game, start = store.start(hand)
         window_open = getattr(game, "comet_window_open", None)
-        deck = store.hand_deck(hand)
         stream = store.events(hand)
         batches = line.batches.setdefault(hand.pk, [])
         for i, event in enumerate(stream):
@@ -156,7 +154,9 @@ def timeline(parties: Any) -> Timeline:
                 continue
             if by == "timeout" and batches:
                 timeout, comet = waits[hand.partie_id]
-                state = game.replay(deck, [Event.from_dict(e) for e in stream[:i]])
+                state = start
+                for e in stream[:i]:
+                    state = game.apply(state, Event.from_dict(e))
                 wait = (comet if comet and window_open is not None and window_open(state)
                         else timeout)
                 line.answers.append(Answer(hand_id=hand.pk, seq=seq,

@@ -281,12 +281,15 @@ def test_the_replay_gives_the_table_after_each_event_with_every_hand(client, pla
     assert [s["event"]["seq"] for s in steps] == list(range(1, hand.last_seq + 1))
     n = hand.partie.seats.count()
     deck = store.hand_deck(hand)
-    first = steps[0]["view"]["all_hands"]
+    # Version 2: the hand starts shuffling, nobody holding a card, until its deal.
+    assert [s["event"]["type"] for s in steps[:2]] == ["hand_started", "deal"]
+    assert steps[0]["view"]["all_hands"] == {str(s): [] for s in range(n)}
+    first = steps[1]["view"]["all_hands"]
     assert sorted(c for cards in first.values() for c in cards) == sorted(deck[:sum(
         len(cards) for cards in first.values())])
     assert len(first) == n
-    # Comet: every card is in a hand or on the table, at every step.
-    for step in steps:
+    # Comet: every card is in a hand or on the table, at every step from the deal.
+    for step in steps[1:]:
         held = sum(len(cards) for cards in step["view"]["all_hands"].values())
         assert held + len(step["view"]["played"]) == len(deck)
     assert steps[-1]["view"]["result"] is not None

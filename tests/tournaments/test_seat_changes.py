@@ -12,6 +12,7 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from games.models import Partie
+from tests.seeding import install, seed_stream
 from tournaments import services
 from tournaments.models import Announcement, Registration, Soiree, SoireeTable
 from tournaments.tasks import soiree_clock
@@ -53,7 +54,11 @@ def _assert_books(soiree: Soiree) -> None:
     call_command("check_books")  # the trial balance is zero
 
 
-def test_removals_then_balancing_from_a_table_in_play_between_hands(clock, club, members):
+def test_removals_then_balancing_from_a_table_in_play_between_hands(clock, club, members,
+                                                                   monkeypatch):
+    # Deals under which table 2 is still in its hand when table 1 stops (the case of a table
+    # between hands is test_a_table_stopped_between_hands_is_seated_again_in_the_same_tick).
+    monkeypatch.setattr("games.services.parties.new_seed", seed_stream("balance-in-play-1/deal"))
     soiree = _soiree(club, bots_allowed=False, deals_per_partie=3,
                      lasts=timedelta(minutes=10))
     people = members(8)
@@ -86,6 +91,35 @@ def test_removals_then_balancing_from_a_table_in_play_between_hands(clock, club,
     assert [n[:2] + n[3:] for n in _news(soiree)] == [
         ("remove", "organiser", 1, None, True), ("remove", "organiser", 1, None, True),
         ("move", "balance", 2, 1, True)]
+
+    services.soiree_close_now(soiree=soiree, at=timezone.now())
+    _beat(clock, until=lambda: _status(soiree) == Soiree.Status.CLOSED)
+    _assert_books(soiree)
+
+
+def test_a_table_stopped_between_hands_is_seated_again_in_the_same_tick(clock, club, members,
+                                                                       monkeypatch):
+    # Deals under which table 2 is between hands when table 1 stops: the balancing closes it at
+    # once, and both tables start again in that tick, not taken for the end of the evening.
+    install("tests/tournaments/test_seat_changes.py::test_removals_then_balancing_from_a_table_"
+            "in_play_between_hands", monkeypatch.setattr)
+    soiree = _soiree(club, bots_allowed=False, deals_per_partie=3,
+                     lasts=timedelta(minutes=10))
+    people = members(8)
+    _open(clock, soiree, people)
+    leaving = _playing(soiree)[1][:2]
+    for name in leaving:
+        user = next(u for u in people if u.username == name)
+        services.seat_change(soiree=soiree, user=user, kind="remove", at=timezone.now())
+
+    _beat(clock, until=lambda: Announcement.objects.filter(
+        soiree=soiree, reason="balance").exists())
+    (move,) = Announcement.objects.filter(soiree=soiree, reason="balance")
+    assert (move.kind, move.from_table, move.to_table) == ("move", 2, 1)
+    assert move.done_at == move.at  # carried out as it was made: both tables were between
+    now = _playing(soiree)
+    assert sorted(len(p) for p in now.values()) == [3, 3] and move.player.username in now[1]
+    assert _status(soiree) == Soiree.Status.OPEN
 
     services.soiree_close_now(soiree=soiree, at=timezone.now())
     _beat(clock, until=lambda: _status(soiree) == Soiree.Status.CLOSED)

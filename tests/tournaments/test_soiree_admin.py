@@ -28,7 +28,8 @@ def _form(soiree: Soiree, **changes: Any) -> dict[str, Any]:
             "starts_at_0": "2031-03-14", "starts_at_1": "20:00:00",
             "ends_at_0": "2031-03-14", "ends_at_1": "23:00:00", "buy_in": 50,
             "move_timeout": "00:00:30", "pause_between_hands": "00:00:05",
-            "forced_move_delay": "00:00:01", "comet_window": "00:00:02", "min_tables": 1,
+            "forced_move_delay": "00:00:01", "comet_window": "00:00:02",
+            "share_window": "00:00:03", "min_tables": 1,
             "bots_allowed": "on", "bot_kind": "heuristic", "dispute_window": "1 00:00:00"}
     for prefix in ("registrations", "tables"):
         form.update({f"{prefix}-TOTAL_FORMS": 0, f"{prefix}-INITIAL_FORMS": 0})

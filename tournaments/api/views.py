@@ -49,6 +49,9 @@ class SoireeCreateSerializer(serializers.Serializer):
     pause_between_hands = serializers.FloatField(min_value=0, max_value=3600, default=5)
     forced_move_delay = serializers.FloatField(min_value=0, max_value=60, default=1)
     comet_window = serializers.FloatField(min_value=0, max_value=60, default=2)
+    share_window = serializers.FloatField(
+        min_value=0, max_value=30, required=False,
+        help_text="Seconds a new hand waits for the people's shares of randomness")
     deals_per_partie = serializers.IntegerField(min_value=1, max_value=MAX_HANDS, required=False,
                                                 allow_null=True, default=None)
     bots_allowed = serializers.BooleanField(default=True)
@@ -265,7 +268,8 @@ class SoireeUpdateSerializer(SoireeCreateSerializer):
 
 
 def _durations(v: dict[str, Any]) -> dict[str, Any]:
-    for key in ("move_timeout", "pause_between_hands", "forced_move_delay", "comet_window"):
+    for key in ("move_timeout", "pause_between_hands", "forced_move_delay", "comet_window",
+                "share_window"):
         if key in v:
             v[key] = timedelta(seconds=v[key])
     return v
