@@ -103,6 +103,13 @@ def table_words() -> dict[str, Any]:
             "ending": _("going out"), "over": _("over"), "antes": _("antes"),
             "exchange": _("exchange between players"), "talon": _("exchange with the talon"),
             "void": _("void round"), "showdown": _("showdown"),
+            "shuffling": _("shuffling"),
+        },
+        "share": {
+            "waiting": _("The cards are shuffled with a share of randomness from each player."),
+            "sending": _("Your browser is sending its share of randomness…"),
+            "in": _("Your share of randomness is in."),
+            "late": _("The cards were dealt before your share arrived."),
         },
         "the_pot": _("the pot"),
         "you": _("you"),

@@ -171,9 +171,46 @@
     }
     return runs;
   }
+  // -- The shares of randomness (HAND_RECORD.md, version 2) ----------------------------
+  // Before the deal, each seated person's browser adds 32 random bytes to the shuffle. The
+  // share is kept by hand, so that a page loaded again during the window sends the same one
+  // and the audit page can find it in the record.
+  const shareKey = `academie.share.${T.hand}`;
+  let shareSaid = "";
+  async function sendShare(h) {
+    if (T.your_seat === null || T.replay || (h.view.shares || []).includes(T.your_seat)) {
+      if ((h.view.shares || []).includes(T.your_seat)) shareSaid = W.share.in;
+      return;
+    }
+    if (sending) return;
+    let share = localStorage.getItem(shareKey);
+    if (!share) {
+      share = Array.from(crypto.getRandomValues(new Uint8Array(32)), b => b.toString(16).padStart(2, "0")).join("");
+      localStorage.setItem(shareKey, share);
+    }
+    sending = true;
+    shareSaid = W.share.sending;
+    let r;
+    try {
+      r = await api(`/api/hands/${T.hand}/share`, {method: "POST", body: JSON.stringify({share})});
+    } finally { sending = false; }
+    if (r.status === 201 || r.body.error === "share_already_sent") shareSaid = W.share.in;
+    else if (r.body.error === "already_dealt") shareSaid = W.share.late;
+    else shareSaid = fill(W.refused, {detail: r.body.detail || r.status});
+    if (current && current.view.phase === "shuffling") drawCentre(current);
+    if (r.status === 201 && r.body.dealt) await refresh();
+  }
   function drawCentre(h) {
     const v = h.view;
     const parts = [];
+    if (v.phase === "shuffling") {
+      parts.push(`<p class="tp-phase">${esc(W.phase.shuffling)}</p>`);
+      parts.push(`<p class="tp-money"><span>${esc(fill(W.pot, {n: v.pot ?? 0}))}</span></p>`);
+      parts.push(`<p class="muted">${esc(W.share.waiting)}</p>`);
+      if (shareSaid) parts.push(`<p id="share-status" class="tp-share" role="status">${esc(shareSaid)}</p>`);
+      $("centre").innerHTML = parts.join("");
+      return;
+    }
     if (T.game === "comet") {
       parts.push(`<p class="tp-phase">${esc(W.phase[v.phase] || v.phase)}</p>`);
       parts.push(`<p class="tp-money"><span>${esc(fill(W.pot, {n: v.pot}))}</span> <span>${esc(fill(W.comet_payment, {n: v.comet_payment_due ?? "—"}))}</span></p>`);
@@ -370,6 +407,8 @@
 
   function render(h) {
     current = h;
+    if (h.view.phase === "shuffling") sendShare(h);
+    else if (shareSaid === W.share.sending) shareSaid = "";
     drawSeats(h);
     drawCentre(h);
     drawMine(h);

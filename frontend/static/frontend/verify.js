@@ -1,6 +1,6 @@
 // The hand record checked in the browser, independently of the server (docs/HAND_RECORD.md):
-// the seed against its commitment, the deck re-derived from the seed, the first dealer, and the
-// hash chain of the events. WebCrypto's SHA-256 and BigInt; no library.
+// the seed against its commitment, the deck re-derived from the seed (and in version 2 the
+// players' shares), the first dealer, and the hash chain of the events. WebCrypto's SHA-256 and BigInt; no library.
 "use strict";
 (function () {
   const hex = bytes => Array.from(new Uint8Array(bytes), b => b.toString(16).padStart(2, "0")).join("");
@@ -52,7 +52,30 @@
     const seed = fromHex(record.seed);
     check("commitment", hex(await sha256(seed)) === record.commitment,
           "sha256(seed) = commitment");
-    const next = stream(seed);
+    const v2 = record.format === "academie.hand/2";
+    let next = stream(seed);
+    if (v2) {
+      // Version 2: the shares in the record are exactly those the deal event names, each as
+      // its share event sent it; the deck is shuffled under K = sha256(seed || seat byte ||
+      // share ...), the contributors in ascending seat order.
+      const shares = record.shares || [];
+      const sent = {};
+      record.events.filter(e => e.type === "share").forEach(e => { sent[e.seat] = e.share; });
+      const deal = record.events.find(e => e.type === "deal");
+      const named = deal ? deal.contributors : null;
+      const seats = shares.map(s => s.seat);
+      const sharesOk = !!named && seats.join() === named.join()
+        && seats.every((s, i) => i === 0 || seats[i - 1] < s)
+        && shares.every(s => /^[0-9a-f]{64}$/.test(s.share) && sent[s.seat] === s.share);
+      check("shares", sharesOk, sharesOk ? "" : "shares ≠ contributors");
+      const material = new Uint8Array(seed.length + 33 * shares.length);
+      material.set(seed);
+      shares.forEach((s, i) => {
+        material[seed.length + 33 * i] = s.seat;
+        material.set(fromHex(s.share), seed.length + 33 * i + 1);
+      });
+      next = stream(await sha256(material));
+    }
     const deck = canonicalDeck(record.game);
     for (let i = deck.length - 1; i >= 1; i--) {
       const j = await uniform(next, i + 1);
@@ -62,7 +85,9 @@
     check("deck", firstDiff === -1 && deck.length === (record.deck || []).length,
           firstDiff === -1 ? "" : `card ${firstDiff}: ${record.deck[firstDiff]} ≠ ${deck[firstDiff]}`);
     if (record.number === 1) {
-      const dealer = await uniform(next, record.seats.length);
+      // Version 1 draws the first dealer after the shuffle, in the same stream; version 2
+      // draws it first in the seed's own stream, known before any share.
+      const dealer = await uniform(v2 ? stream(seed) : next, record.seats.length);
       check("dealer", dealer === record.dealer, `seat ${dealer}`);
     }
     let prev = record.commitment, broken = null;
