@@ -84,7 +84,7 @@ def test_a_dispute_is_raised_replayed_verified_and_ruled_from_the_pages(
     expect(queue).to_contain_text("Mon temps a expiré trop tôt.")
     queue.get_by_role("link").first.click()
     arbiter.wait_for_url(f"**/hands/{hand.pk}/audit**")
-    wait_for_js(arbiter, "document.querySelectorAll('#browser-checks li.ok').length === 5")
+    wait_for_js(arbiter, "document.querySelectorAll('#browser-checks li.ok').length === 6")
     expect(arbiter.locator("#verdict")).to_contain_text("Verified")
     shot(arbiter, tmp_path, "arbiter-2-desktop-en-audit")
     arbiter.get_by_role("link", name="Replay the hand on the table, step by step").click()

@@ -27,6 +27,7 @@ TAMPER = """async ([how]) => {
   if (how === 'card') [record.deck[0], record.deck[1]] = [record.deck[1], record.deck[0]];
   if (how === 'amount') record.events.find(e => e.type === 'pay').amount += 1;
   if (how === 'chain') record.events[3].prev = record.events[2].prev;
+  if (how === 'share') record.shares.push({seat: 0, share: 'a'.repeat(64)});
   return (await verifyRecord(record)).filter(c => !c.ok).map(c => c.check + ' ' + c.detail);
 }"""
 
@@ -48,12 +49,15 @@ def test_the_audit_page_verifies_the_record_itself_and_refuses_tampered_ones(
 
     checks = page.locator("#browser-checks li[data-check]")
     assert [checks.nth(i).get_attribute("data-check") for i in range(checks.count())] == [
-        "commitment", "deck", "dealer", "chain", "digest"]
+        "commitment", "shares", "deck", "dealer", "chain", "digest"]
     assert page.locator("#browser-checks li.bad").count() == 0
     pay = next(e.seq for e in hand.events.order_by("seq") if e.type == "pay")
     swapped = page.evaluate(TAMPER, ["card"])
     assert len(swapped) == 1 and swapped[0].startswith("deck card 0: "), swapped
     assert page.evaluate(TAMPER, ["amount"]) == [f"chain event {pay}", "digest "]
+    # A share the deal does not name: refused, and the deck under it is another.
+    added = page.evaluate(TAMPER, ["share"])
+    assert [f.split(" ")[0] for f in added] == ["shares", "deck"], added
     assert page.evaluate(TAMPER, ["chain"]) == ["chain event 4", "digest "]
 
     with page.expect_download() as caught:

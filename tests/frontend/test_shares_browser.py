@@ -85,7 +85,10 @@ def test_each_page_sends_its_share_and_the_audit_page_confirms_it(
     assert deal.payload == {"contributors": [0, 1]}
     waited = _at(deal) - _at(started)
     assert waited < WINDOW, waited  # dealt by the last share, not by the window's timer
-    print(f"hand_started -> deal at a table of two people: {waited.total_seconds():.3f} s")
+    # The figure of bench/README.md: each share's arrival, and the deal, after hand_started.
+    arrivals = [(_at(e) - _at(started)).total_seconds()
+                for e in hand.events.filter(type="share").order_by("seq")]
+    print(f"hand_started -> shares {arrivals} s, -> deal {waited.total_seconds():.3f} s")
     mine = page.evaluate(f"localStorage.getItem({key})")
     sent = dict(hand.events.filter(type="share").values_list("payload__seat", "payload__share"))
     assert sent[0] == mine and len(mine) == 64

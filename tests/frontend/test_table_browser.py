@@ -21,6 +21,7 @@ from games.engine.registry import get_game
 from games.engine.shares import deck_v2, first_dealer_v2
 from games.models import Hand
 from games.services import casual_table_create
+from tests.seeding import seed_stream
 
 from .conftest import shot, wait_for_js
 
@@ -209,7 +210,11 @@ def test_a_person_plays_a_comet_hand_by_clicking_and_plays_the_comet(
 
 @pytest.mark.parametrize("live_server_process", ["embedded"], indirect=True)
 def test_a_person_plays_a_ma_commere_round_by_keyboard_on_a_phone(
-        live_server_process: Any, page: Page, django_user_model: Any, tmp_path: Path) -> None:
+        live_server_process: Any, page: Page, django_user_model: Any, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Deals under which the round asks him for an offer, a give-back, a talon return and an
+    # announcement.
+    monkeypatch.setattr("games.services.parties.new_seed", seed_stream("commere-keyboard-13"))
     bruno = django_user_model.objects.create_user("bruno", password=PASSWORD)
     partie = casual_table_create(creator=bruno, game="commere", players=[bruno],
                                  bots=["heuristic"] * 3, at=timezone.now(),
