@@ -85,7 +85,7 @@ class Seat(models.Model):
     player = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
                                related_name="seats")
     bot = models.CharField(max_length=16, blank=True,
-                           help_text="random, heuristic or timeout; empty for a person")
+                           help_text="random, heuristic, ismcts or timeout; empty for a person")
     away = models.BooleanField(
         default=False, help_text="The player left the table: his decisions are played by the "
                                  "time-out rule at once, until he comes back or moves")

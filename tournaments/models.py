@@ -52,6 +52,10 @@ class Membership(models.Model):
                              related_name="memberships")
     role = models.CharField(max_length=16, choices=Role.choices, default=Role.PLAYER)
     joined_at = models.DateTimeField(auto_now_add=True)
+    #: The secret of this member's private calendar feed (``/calendar/<token>.ics``); revoking
+    #: the feed replaces it, so the old address answers 404. Empty until the feed is first asked.
+    calendar_token = models.CharField(max_length=64, unique=True, null=True, blank=True,
+                                      editable=False)
 
     class Meta:
         ordering = ["club", "user__username", "role"]
@@ -112,9 +116,10 @@ class Soiree(models.Model):
         help_text="A hand may be disputed until this long after the soirée closes")
     bot_kind = models.CharField(
         max_length=16, default="heuristic",
-        choices=[("heuristic", "heuristic"), ("random", "random"), ("timeout", "timeout")],
-        help_text="The bots that fill empty seats (timeout: never moves in time; demos and "
-                  "timer tests)")
+        choices=[("random", "débutant (random)"), ("heuristic", "habile (heuristic)"),
+                 ("ismcts", "fort (ismcts)"), ("timeout", "timeout")],
+        help_text="The level of the bots that fill empty seats (timeout: never moves in time; "
+                  "demos and timer tests)")
     min_tables = models.PositiveSmallIntegerField(
         default=1, help_text="With bots allowed, open at least this many tables (bots fill them)")
     seating_seed = models.CharField(max_length=64, blank=True,
@@ -313,3 +318,49 @@ class WhatIf(models.Model):
 
     def __str__(self) -> str:
         return f"what-if {self.pk} of dispute {self.dispute_id} from event {self.from_seq}"
+
+
+class Rating(models.Model):
+    """A player's season rating (openskill's Plackett-Luce model): ``mu`` and ``sigma`` after
+    his latest rated partie, and the conservative ``ordinal`` (mu - 3 sigma) they rank by."""
+
+    season = models.ForeignKey(Season, on_delete=models.CASCADE, related_name="ratings")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                             related_name="ratings")
+    mu = models.FloatField()
+    sigma = models.FloatField()
+    ordinal = models.FloatField()
+    parties = models.PositiveIntegerField(default=0)
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-ordinal", "user__username"]
+        constraints = [
+            models.UniqueConstraint(fields=["season", "user"], name="rating_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.season}: {self.ordinal:.2f}"
+
+
+class RatingChange(models.Model):
+    """One rated partie of one player: his rank in it and his rating after it (the history
+    drawn on his page, and what ``ratings_rebuild`` recomputes)."""
+
+    season = models.ForeignKey(Season, on_delete=models.CASCADE, related_name="rating_changes")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                             related_name="rating_changes")
+    partie = models.ForeignKey("games.Partie", on_delete=models.CASCADE,
+                               related_name="rating_changes")
+    rank = models.PositiveSmallIntegerField(help_text="1 for the best net; equal nets share it")
+    net = models.IntegerField()
+    mu = models.FloatField()
+    sigma = models.FloatField()
+    ordinal = models.FloatField()
+    at = models.DateTimeField(help_text="When the partie ended")
+
+    class Meta:
+        ordering = ["at", "partie_id", "user_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["partie", "user"], name="rating_change_unique"),
+        ]
