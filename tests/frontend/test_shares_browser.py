@@ -122,3 +122,45 @@ def test_each_page_sends_its_share_and_the_audit_page_confirms_it(
     assert other.evaluate("document.documentElement.scrollWidth") <= 390
     assert errors == [] and other_errors == []
     phone.close()
+
+
+@pytest.mark.parametrize("live_server_process", ["embedded"], indirect=True)
+def test_the_page_sends_the_next_hands_share_before_it_follows_the_table(
+        live_server_process: Any, page: Page, django_user_model: Any, tmp_path: Path) -> None:
+    """The page shows a hand's result a few seconds before it follows the table to the next
+    hand, longer than the share window: the next hand's share goes as soon as it starts."""
+    alice = django_user_model.objects.create_user("alice", password=PASSWORD)
+    partie = casual_table_create(creator=alice, game="comet", players=[alice],
+                                 bots=["heuristic", "heuristic"], at=timezone.now(),
+                                 options={"deals": 2}, move_timeout=timedelta(seconds=30),
+                                 forced_move_delay=timedelta(0), comet_window=timedelta(0),
+                                 pause_between_hands=timedelta(seconds=1),
+                                 share_window=timedelta(seconds=3))
+    first = Hand.objects.get(partie=partie, number=1)
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.context.set_extra_http_headers({"Accept-Language": "fr-FR,fr"})
+    errors = _open(page, live_server_process, f"/hands/{first.pk}/", "alice")
+    wait_for_js(page, "window.tablePage && window.tablePage.current() !== null"
+                      " && window.tablePage.current().view.phase !== 'shuffling'")
+    # She steps away (through the API, in her browser's session, so the page stays): the
+    # time-out rule plays her hand out, and the next hand starts a second later.
+    csrf = next(c["value"] for c in page.context.cookies() if c["name"] == "csrftoken")
+    stepped = page.request.post(f"{live_server_process.url}/api/parties/{partie.pk}/away",
+                                data={"away": True}, headers={"X-CSRFToken": csrf,
+                                                              "Referer": live_server_process.url})
+    assert stepped.status == 200, stepped.text()
+    for _ in range(300):
+        second = Hand.objects.filter(partie=partie, number=2).first()
+        if second is not None:
+            break
+        page.wait_for_timeout(100)
+    assert second is not None, "the next hand did not start"
+    page.wait_for_url(f"**/hands/{second.pk}/", timeout=30_000)
+    wait_for_js(page, "window.tablePage && window.tablePage.current() !== null")
+    shot(page, tmp_path, "share-6-next-hand-fr")
+    deal = second.events.get(type="deal")
+    assert deal.payload == {"contributors": [0]}
+    share = second.events.get(type="share")
+    assert share.payload["share"] == page.evaluate(
+        f"localStorage.getItem('academie.share.{second.pk}')")
+    assert errors == []

@@ -175,7 +175,23 @@
   // Before the deal, each seated person's browser adds 32 random bytes to the shuffle. The
   // share is kept by hand, so that a page loaded again during the window sends the same one
   // and the audit page can find it in the record.
-  const shareKey = `academie.share.${T.hand}`;
+  const shareOf = hand => {
+    const key = `academie.share.${hand}`;
+    let share = localStorage.getItem(key);
+    if (!share) {
+      share = Array.from(crypto.getRandomValues(new Uint8Array(32)), b => b.toString(16).padStart(2, "0")).join("");
+      localStorage.setItem(key, share);
+    }
+    return share;
+  };
+  // The next hand of this table starts while this page still shows the last one's result:
+  // its share goes at once, since the page follows only a few seconds later, after the window.
+  const present = new Set();
+  function shareAhead(hand) {
+    if (T.your_seat === null || T.replay || present.has(hand)) return;
+    present.add(hand);
+    api(`/api/hands/${hand}/share`, {method: "POST", body: JSON.stringify({share: shareOf(hand)})});
+  }
   let shareSaid = "";
   async function sendShare(h) {
     if (T.your_seat === null || T.replay || (h.view.shares || []).includes(T.your_seat)) {
@@ -183,11 +199,7 @@
       return;
     }
     if (sending) return;
-    let share = localStorage.getItem(shareKey);
-    if (!share) {
-      share = Array.from(crypto.getRandomValues(new Uint8Array(32)), b => b.toString(16).padStart(2, "0")).join("");
-      localStorage.setItem(shareKey, share);
-    }
+    const share = shareOf(T.hand);
     sending = true;
     shareSaid = W.share.sending;
     let r;
@@ -437,7 +449,10 @@
     next.textContent = fill(W.next_hand, {n: number});
     next.hidden = false;
     // The result stays on screen a few seconds, then the page follows the table.
-    if (follow && number === T.number + 1) setTimeout(() => { window.location = next.href; }, 6000);
+    if (follow && number === T.number + 1) {
+      shareAhead(id);
+      setTimeout(() => { window.location = next.href; }, 6000);
+    }
   }
   async function followPartie() {
     // The partie is over: at a soirée, the next partie of this table seats its people again.
@@ -445,7 +460,7 @@
     $("closed").hidden = false;
     if ($("leave")) $("leave").hidden = true;
     if (!T.soiree || T.your_seat === null) return;
-    for (let i = 0; i < 60; i++) {
+    for (let i = 0; i < 180; i++) {
       const r = await api(`/api/soirees/${T.soiree}/my-table`);
       const table = r.status === 200 ? r.body.table : null;
       if (table && table.current_hand && table.current_hand.hand !== T.hand && table.partie !== (current && current.partie)) {
@@ -453,10 +468,12 @@
         next.href = tableUrl(table.current_hand.hand);
         next.textContent = table.table === T.table_number ? W.next_partie : fill(W.next_partie_at, {n: table.table});
         next.hidden = false;
+        shareAhead(table.current_hand.hand);
         setTimeout(() => { window.location = next.href; }, 6000);
         return;
       }
-      await new Promise(ok => setTimeout(ok, 3000));
+      // Often enough to send the next partie's first share within its window.
+      await new Promise(ok => setTimeout(ok, 1000));
     }
   }
   // -- The soirée's announcements for this table: moves between hands, the organiser's words.
