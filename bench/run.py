@@ -5,6 +5,7 @@
     http      moves over HTTP against the trivial endpoint (--quick: within 90 s)
     services  move_play against the eventsourcing library's append, 4 processes each
     growth    a move's p99 with hand_events at 10,000 rows and at 10,000,000
+    ismcts    the fort bot's strength against the heuristic bot, and its decision time
 
 Each prints its figures as one JSON object on its last line.
 """
@@ -15,7 +16,7 @@ import importlib
 import sys
 
 KINDS = {"engine": "engine_bench", "ledger": "ledger_bench", "http": "http_bench",
-         "services": "services_bench", "growth": "growth_bench"}
+         "services": "services_bench", "growth": "growth_bench", "ismcts": "ismcts_bench"}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in KINDS:

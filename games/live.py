@@ -30,9 +30,9 @@ from channels.layers import InMemoryChannelLayer, get_channel_layer
 
 from games import selectors
 from games.engine.base import Event
+from games.engine.visibility import redact_events
 from games.models import Hand, Partie, Seat
 from games.services import store
-from games.visibility import redact_events
 
 logger = logging.getLogger(__name__)
 

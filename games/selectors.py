@@ -11,10 +11,10 @@ from django.db.models import Prefetch, QuerySet
 from games.engine.base import Event
 from games.engine.record import build_record
 from games.engine.verify import Discrepancy, verify_record
+from games.engine.visibility import redact_events
 from games.errors import HandNotOver
 from games.models import Hand, HandEvent, Invitation, Partie, Seat
 from games.services import chips, store
-from games.visibility import redact_events
 
 
 def partie_list() -> QuerySet[Partie]:

@@ -187,6 +187,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {"PlayStatusEnum": "games.models.Hand.Status",
                             "PartieStatusEnum": "games.models.Partie.Status",
                             "BotKindEnum": "games.services.parties.BOT_NAMES",
+                            "BotLevelEnum": "games.services.parties.BOT_CHOICES",
                             "SoireeStatusEnum": "tournaments.models.Soiree.Status",
                             "AnnouncementKindEnum": "tournaments.models.Announcement.Kind",
                             "RulingKindEnum": "tournaments.models.Ruling.Kind"},

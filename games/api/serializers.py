@@ -2,12 +2,41 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
 from games.engine.cards import CANONICAL_INDEX, SUITS
 from games.models import Game, Hand, Invitation, Partie, Seat
-from games.services import BOT_NAMES, LENGTH_OPTION, MAX_BUY_IN, MAX_HANDS, OPTION_MAX
+from games.services import (
+    BOT_LEVELS,
+    BOT_NAMES,
+    LENGTH_OPTION,
+    MAX_BUY_IN,
+    MAX_HANDS,
+    OPTION_MAX,
+    bot_for,
+)
+from games.services.parties import BOT_CHOICES
+
+
+class BotField(serializers.ChoiceField):
+    """A bot by its level (``debutant``, ``habile``, ``fort``) or its own name (``random``,
+    ``heuristic``, ``ismcts``, ``timeout``); the bot's name is stored."""
+
+    default_error_messages = {
+        "invalid_choice": "unknown bot level '{input}': choose among "
+                          + ", ".join(BOT_LEVELS) + " (or the bots " + ", ".join(BOT_NAMES) + ")",
+    }
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("help_text", "A level: " + ", ".join(
+            f"{level} ({bot})" for level, bot in BOT_LEVELS.items()) + "; or a bot's name")
+        super().__init__(choices=BOT_CHOICES, **kwargs)
+
+    def to_internal_value(self, data: Any) -> str:
+        return bot_for(super().to_internal_value(data))
 
 MOVE_TYPES = ("open", "play", "comet", "keep_comet", "announce", "offer", "give_back", "return")
 
@@ -72,7 +101,7 @@ class PartieCreateSerializer(serializers.Serializer):
     players = serializers.ListField(
         child=serializers.CharField(max_length=150), allow_empty=True, max_length=12,
         help_text="Usernames invited, seated first in this order; name yourself to sit")
-    bots = serializers.ListField(child=serializers.ChoiceField(choices=BOT_NAMES), required=False,
+    bots = serializers.ListField(child=BotField(), required=False,
                                  default=list)
     options = OptionsField(required=False, default=dict)
     buy_in = serializers.IntegerField(

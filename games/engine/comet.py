@@ -989,3 +989,53 @@ def heuristic_move(
                 return _COMET_MOVE
             return None if not required else legal[0]
     return legal[0] if required else None
+
+
+# ---------------------------------------------------------------------------------------------
+# A state a seat cannot tell from the real one (the ISMCTS bot's determinisations)
+
+_DEALT = tuple(c for c in _CARD if c != MISSING)
+
+
+def sample_state(
+    view: Mapping[str, Any], history: Sequence[Mapping[str, Any]], rng: random.Random
+) -> CometState:
+    """A hand that ``view``'s seat cannot tell from the real one, the cards he cannot see dealt
+    at random.
+
+    What the seat knows is kept: his own hand, the cards played and by whom, how many cards
+    each seat holds, and who holds the waiting next card (the table shows whose move it is).
+    Every other card goes to the other seats uniformly at random, by the counts. The state is
+    the replay of ``history`` (the events as that seat sees them; nothing in Comet's is hidden
+    but who kept the Comet, which no handler reads) from a deck that deals each seat the cards
+    he holds in the sample plus the cards he played.
+    """
+    seat = int(view["seat"])
+    n = int(view["seats"])
+    dealer = int(view["dealer"])
+    mine = list(view["hand"])
+    held: list[list[str]] = [[] for _ in range(n)]
+    played: list[list[str]] = [[] for _ in range(n)]
+    held[seat] = mine
+    seen = set(mine)
+    for entry in view["played"]:
+        played[int(entry["seat"])].append(entry["card"])
+        seen.add(entry["card"])
+    free = {s: int(view["cards_in_hand"][str(s)]) for s in range(n) if s != seat}
+    run = view.get("run")
+    if view["phase"] == _PHASE_NAME[RUN] and run and run["next_card"] not in seen:
+        holder = int(view["to_act"][0])
+        held[holder].append(run["next_card"])
+        free[holder] -= 1
+        seen.add(run["next_card"])
+    unseen = [c for c in _DEALT if c not in seen]  # canonical order: the sample is the seed's
+    rng.shuffle(unseen)
+    start = 0
+    for s, count in free.items():
+        held[s].extend(unseen[start:start + count])
+        start += count
+    dealt = [held[s] + played[s] for s in range(n)]
+    deck = [dealt[(dealer + 1 + i) % n].pop() for i in range(len(_DEALT))]
+    events = [Event.from_dict({**e, "by": e.get("by") or BY_SERVICE}) for e in history
+              if e["type"] not in ("share", "deal")]
+    return replay(deck, events)

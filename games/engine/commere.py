@@ -894,3 +894,150 @@ def move_of(event: Event) -> tuple[int, Move] | None:
         return int(event.data["seat"]), Move(event.type, card=card if isinstance(card, str)
                                               else None)
     return None
+
+
+# --------------------------------------------------------------------------------------------
+# A state a seat cannot tell from the real one (the ISMCTS bot's determinisations)
+
+_PHASE_OF_MOVE = {"offer": SPEAK, "give_back": ANSWER, "announce": FINAL, "return": RETURN}
+
+
+def _talon_slot(k: int) -> int:
+    """Places a card may be: a seat (0..n-1) or a place in the talon, numbered -1, -2, …"""
+    return -1 - k
+
+
+def sample_state(
+    view: Mapping[str, Any], history: Sequence[Mapping[str, Any]], rng: random.Random
+) -> State:
+    """A round that ``view``'s seat cannot tell from the real one, the cards he cannot see
+    dealt at random.
+
+    What the seat knows is kept: his own hand, the cards passed to or by him, how many cards
+    each hand and the talon hold, and the order of the talon as far as he saw it (a card he
+    returned lies under the cards returned before it). A card he saw leave him may since have
+    gone on, hidden, with any later pass from where it might be; it is placed among those
+    places. Every other card goes uniformly at random to what is left of the hands and the
+    talon. Used by the ISMCTS bot, before any move of the round's first turn or after.
+    """
+    me = int(view["seat"])
+    started = next(e for e in history if e["type"] == "hand_started")
+    table = replay(FULL_DECK, [Event.from_dict({**started, "by": BY_SERVICE})]).table
+    assert table is not None
+    n = table.n
+    mine = list(view["hand"])
+    talon = [_talon_slot(k) for k in range(52 - 3 * n)]  # top first
+    placed = len(talon)
+    # The places each card that the seat saw leave his hand may be now.
+    where: dict[str, set[int]] = {}
+
+    def spread(frm: int, to: int) -> None:
+        for places in where.values():
+            if frm in places:
+                places.add(to)
+
+    passes = list(view["passes"])
+    i = 0
+    while i < len(passes):
+        p = passes[i]
+        kind, frm, to = p["kind"], p["from"], p["to"]
+        if kind == "offer" and i + 1 < len(passes) and passes[i + 1]["kind"] == "give_back":
+            back = passes[i + 1]
+            i += 2
+            if me == frm:
+                where[p["card"]] = {to}
+                where.pop(back["card"], None)
+            elif me == to:
+                where[back["card"]] = {frm}
+                where.pop(p["card"], None)
+            else:  # the two cards change hands together, unseen
+                at_giver = [c for c, places in where.items() if frm in places]
+                spread(to, frm)
+                for c in at_giver:
+                    where[c].add(to)
+            continue
+        i += 1
+        if kind == "draw":
+            slot = talon.pop(0)
+            if to == me:
+                where.pop(p["card"], None)
+            else:
+                for places in where.values():
+                    if slot in places:
+                        places.discard(slot)
+                        places.add(to)
+        elif kind == "return":
+            slot = _talon_slot(placed)
+            placed += 1
+            talon.append(slot)
+            if frm == me:
+                where[p["card"]] = {slot}
+            else:
+                spread(frm, slot)
+    awaiting = view["awaiting"]
+    phase = _PHASE_OF_MOVE[awaiting["move"]]
+    actor = int(awaiting["seat"])
+    offer = view.get("offer")
+    if offer is not None and offer["card"] is not None and offer["from"] != me:
+        where[offer["card"]] = {int(offer["from"])}
+    for card in mine:
+        where.pop(card, None)
+
+    capacity = {s: int(view["hand_sizes"][str(s)]) for s in range(n) if s != me}
+    capacity.update({slot: 1 for slot in talon})
+    tracked = sorted(where, key=lambda c: (len(where[c]), _canonical(c)))
+    place: dict[str, int] = {}
+    for _attempt in range(20):
+        room = dict(capacity)
+        place.clear()
+        for card in tracked:
+            slots = [loc for loc in sorted(where[card]) if loc in room
+                     for _ in range(room[loc])]
+            if not slots:
+                break
+            loc = rng.choice(slots)
+            place[card] = loc
+            room[loc] -= 1
+            if not room[loc]:
+                del room[loc]
+        else:
+            break
+    else:  # the places could not all be honoured: what the seat saw leave him goes anywhere
+        place.clear()
+    left = dict(capacity)
+    for loc in place.values():
+        left[loc] -= 1
+    rest = [c for c in FULL_DECK if c not in place and c not in mine]
+    rng.shuffle(rest)
+    hands: list[list[str]] = [[] for _ in range(n)]
+    hands[me] = mine
+    in_talon: dict[int, str] = {}
+    for card, loc in place.items():
+        if loc >= 0:
+            hands[loc].append(card)
+        else:
+            in_talon[loc] = card
+    k = 0
+    for loc in sorted(left, key=lambda x: (x < 0, abs(x))):
+        for _ in range(left[loc]):
+            if loc >= 0:
+                hands[loc].append(rest[k])
+            else:
+                in_talon[loc] = rest[k]
+            k += 1
+    offered = None
+    step = table.order.index(actor)
+    if phase == ANSWER:
+        assert offer is not None
+        offerer = int(offer["from"])
+        step = table.order.index(offerer)
+        # The asked seat sees the card; a sample for another seat takes one of the offerer's.
+        offered = offer["card"] or rng.choice(sorted(hands[offerer], key=_canonical))
+    return State(
+        deck=tuple(FULL_DECK), table=table, phase=phase, turn=int(view["turn"]),
+        step=0 if phase == FINAL else step, actor=actor, offer=offered,
+        hands=tuple(tuple(sorted(h, key=_canonical)) for h in hands),
+        talon=tuple(in_talon[slot] for slot in talon),
+        chips=tuple(int(view["chips"][str(s)]) for s in range(n)), pot=int(view["pot"]),
+        history=None, winner=None, combination=None,
+    )

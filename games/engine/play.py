@@ -51,14 +51,14 @@ def play_out(
         chosen = None
         for seat, moves in legal.items():
             if seat not in awaited:
-                move = bots[seat].choose(game, state, seat, moves, False)
+                move = bots[seat].choose(game, state, seat, moves, False, events)
                 if move is not None:
                     chosen = (seat, move, bots[seat].by)
                     break
         if chosen is None:
             seat = awaited[0]
             moves = legal[seat]
-            move = bots[seat].choose(game, state, seat, moves, True)
+            move = bots[seat].choose(game, state, seat, moves, True, events)
             assert move is not None
             chosen = (seat, move, BY_FORCED if len(moves) == 1 else bots[seat].by)
         new = game.decide(state, *chosen)

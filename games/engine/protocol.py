@@ -23,6 +23,9 @@ State is an immutable (frozen dataclass, tuples) value. Events are ``base.Event`
 * ``move_of(event)``: ``(seat, Move)`` if the event is a player's move, else ``None``.
 * ``heuristic_move(state, seat, legal, required, rng)``: the sensible bot's choice; with
   ``required`` false it may return ``None`` (decline an optional move).
+* ``sample_state(view, history, rng)``: a state that the seat of ``view`` cannot tell from the
+  real one, given the hand's events as that seat sees them, the cards it cannot see dealt at
+  random (the ISMCTS bot's determinisations).
 """
 
 from __future__ import annotations
@@ -80,3 +83,7 @@ class Game(Protocol):
     def heuristic_move(
         self, state: Any, seat: int, legal: list[Move], required: bool, rng: random.Random
     ) -> Move | None: ...
+
+    def sample_state(
+        self, view: Mapping[str, Any], history: Sequence[Mapping[str, Any]], rng: random.Random
+    ) -> Any: ...

@@ -13,11 +13,13 @@ refuse a body before it reaches them.
 from .invitations import casual_table_close, casual_table_create, invitation_answer
 from .moves import MovePlayed, deadline_fire, move_play, seat_away, share_send
 from .parties import (
+    BOT_LEVELS,
     BOT_NAMES,
     LENGTH_OPTION,
     MAX_BUY_IN,
     MAX_HANDS,
     OPTION_MAX,
+    bot_for,
     hand_deal,
     partie_close,
     partie_start,
@@ -26,7 +28,8 @@ from .parties import (
 )
 
 __all__ = [
-    "BOT_NAMES", "LENGTH_OPTION", "casual_table_close", "casual_table_create",
+    "BOT_LEVELS", "BOT_NAMES", "bot_for", "LENGTH_OPTION", "casual_table_close",
+    "casual_table_create",
     "invitation_answer", "MAX_BUY_IN", "MAX_HANDS", "OPTION_MAX", "MovePlayed",
     "deadline_fire", "hand_deal", "move_play", "partie_close", "partie_start",
     "partie_stop_dealing", "partie_tick", "seat_away", "share_send",

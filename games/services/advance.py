@@ -78,7 +78,8 @@ def bot_move(
     rng = random.Random(f"{hand.commitment}:{hand.last_seq}:{seat}")
     bot = make_bot(table.bots[seat], rng)
     legal = loaded.game.legal_moves(loaded.state).get(seat, [])
-    return bot.choose(loaded.game, loaded.state, seat, legal, required)
+    events = store.events(hand) if bot.needs_history else ()
+    return bot.choose(loaded.game, loaded.state, seat, legal, required, events)
 
 
 def apply_move(

@@ -10,6 +10,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from games import signals
+from games.engine.bots import LEVELS
 from games.engine.deal import commitment, new_seed
 from games.engine.registry import get_game
 from games.engine.shares import SharedDeal, first_dealer_v2
@@ -19,7 +20,21 @@ from games.models import Hand, HandSeed, Partie, Seat, default_share_window
 from . import chips, store
 from .advance import Table, append_events, deal_hand, save, table_for, wait_for_shares
 
-BOT_NAMES = ("random", "heuristic", "timeout")
+BOT_NAMES = ("random", "heuristic", "ismcts", "timeout")
+#: The levels clubs choose among (débutant, habile, fort), by the bot that plays each.
+BOT_LEVELS = LEVELS
+#: What a client may name a bot by: a level, or a bot's own name.
+BOT_CHOICES = (*BOT_LEVELS, *BOT_NAMES)
+
+
+def bot_for(value: str) -> str:
+    """The bot of a level (``fort``) or of its own name (``ismcts``); ValueError otherwise."""
+    if value in BOT_NAMES:
+        return value
+    if value in BOT_LEVELS:
+        return BOT_LEVELS[value]
+    raise ValueError(f"unknown bot level {value!r}: choose among {', '.join(BOT_LEVELS)} "
+                     f"(or the bots {', '.join(BOT_NAMES)})")
 
 #: Every partie ends: one that names no number of hands plays DEFAULT_HANDS (or, when it ends
 #: on its own terms, until_broke or a closing time, at most max_hands), and none plays more
@@ -97,7 +112,8 @@ def partie_check(*, game: str, people: int, bots: Sequence[str], options: dict[s
            max_hands=max_hands)
     unknown = sorted(set(bots) - set(BOT_NAMES))
     if unknown:
-        raise InvalidPartie(f"unknown bot {unknown[0]!r}: choose among {', '.join(BOT_NAMES)}")
+        raise InvalidPartie(f"unknown bot {unknown[0]!r}: choose among {', '.join(BOT_NAMES)} "
+                            f"(the levels {', '.join(BOT_LEVELS)})")
     n = people + len(bots)
     if not engine.MIN_SEATS <= n <= engine.MAX_SEATS:
         raise InvalidPartie(f"{game} is played by {engine.MIN_SEATS} to {engine.MAX_SEATS} "

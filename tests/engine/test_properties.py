@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from games.engine import comet
 from games.engine.base import BY_FORCED, Event, event_hash
-from games.engine.bots import make_bot
+from games.engine.bots import IsmctsBot, make_bot
 from games.engine.deal import commitment, deal_from_seed
 from games.engine.record import build_record, seal_all
 from games.engine.registry import get_game
@@ -27,7 +27,13 @@ from games.engine.verify import Discrepancy, verify_record
 SETTINGS = settings(max_examples=40, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 seeds = st.binary(min_size=32, max_size=32).map(bytes.hex)
-bot_names = st.sampled_from(["random", "heuristic", "timeout"])
+bot_names = st.sampled_from(["random", "heuristic", "ismcts", "timeout"])
+#: The ISMCTS bot searches little here: these properties are about its moves, not its strength.
+PROPERTY_PLAYOUTS = 6
+
+
+def _bot(name: str, rng: random.Random) -> Any:
+    return IsmctsBot(rng, PROPERTY_PLAYOUTS) if name == "ismcts" else make_bot(name, rng)
 
 
 def comet_cards(state: Any) -> list[str]:
@@ -52,7 +58,7 @@ def play(game_name: str, seed: str, players: int, bots: list[str], chips: int,
     game = get_game(game_name)
     deck, dealer = deal_from_seed(game_name, seed, players)
     rng = random.Random(seed)
-    seat_bots = [make_bot(bots[i % len(bots)], random.Random(rng.random()))
+    seat_bots = [_bot(bots[i % len(bots)], random.Random(rng.random()))
                  for i in range(players)]
     chips_before = {str(s): chips + s for s in range(players)}
     opts = game.normalise_options(options or ({"comet_payment": 2} if game_name == "comet" else {}))
@@ -74,13 +80,13 @@ def play(game_name: str, seed: str, players: int, bots: list[str], chips: int,
         chosen = None
         for s, moves in legal.items():
             if s not in awaited:
-                m = seat_bots[s].choose(game, state, s, moves, False)
+                m = seat_bots[s].choose(game, state, s, moves, False, events)
                 if m is not None:
                     chosen = (s, m, seat_bots[s].by)
                     break
         if chosen is None:
             s = awaited[0]
-            m = seat_bots[s].choose(game, state, s, legal[s], True)
+            m = seat_bots[s].choose(game, state, s, legal[s], True, events)
             chosen = (s, m, BY_FORCED if len(legal[s]) == 1 else seat_bots[s].by)
         for event in game.decide(state, *chosen):
             state = game.apply(state, event)

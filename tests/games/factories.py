@@ -49,3 +49,19 @@ class PartieFactory(factory.Factory):
     @classmethod
     def _create(cls, model_class: type[Partie], **kwargs: Any) -> Partie:
         return services.partie_start(**kwargs)
+
+
+def play_bots_partie(game: str, bots: list[str], hands: int = 1, at: Any = None,
+                     **options: Any) -> Partie:
+    """A partie of bots played to its end through the services (bots never wait): ``hands``
+    deals (Comet) or rounds (Ma commère), dealt one a second from ``at``."""
+    key = "deals" if game == "comet" else "rounds"
+    clock = at or timezone.now()
+    partie = services.partie_start(game=game, players=[], bots=bots,
+                                   options={key: hands, **options}, buy_in=100,
+                                   table_label=f"{game} bots", at=clock)
+    while partie.status == Partie.Status.PLAYING:
+        clock += timedelta(seconds=1)
+        services.hand_deal(partie=partie, at=clock)
+        partie.refresh_from_db()
+    return partie

@@ -11,7 +11,7 @@ import hashlib
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from io import StringIO
 from typing import Any
 
@@ -24,9 +24,11 @@ from games.engine.verify import Discrepancy, verify_record
 from games.errors import StaleSequence
 from games.models import Hand, HandEvent, HandSeed, Partie
 from games.selectors import hand_record
-from games.services import chips, partie_start, store
+from games.services import chips, store
 from ledger import services as ledger
 from ledger.models import JournalEntry
+
+from .factories import play_bots_partie
 
 pytestmark = pytest.mark.django_db
 
@@ -35,18 +37,7 @@ T0 = datetime(2030, 5, 4, 20, 0, tzinfo=UTC)
 
 def _bot_partie(game: str = "comet", seats: int = 3, hands: int = 1, **options: Any) -> Partie:
     """A partie of bots played to its end through the services (bots never wait)."""
-    from games.services import hand_deal
-
-    key = "deals" if game == "comet" else "rounds"
-    partie = partie_start(game=game, players=[], bots=["heuristic"] * seats,
-                          options={key: hands, **options}, buy_in=100,
-                          table_label=f"{game} bots", at=T0)
-    clock = T0
-    while partie.status == Partie.Status.PLAYING:
-        clock += timedelta(seconds=1)
-        hand_deal(partie=partie, at=clock)
-        partie.refresh_from_db()
-    return partie
+    return play_bots_partie(game, ["heuristic"] * seats, hands, at=T0, **options)
 
 
 @pytest.fixture

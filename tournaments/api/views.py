@@ -18,9 +18,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.fields import DateTimeField
-from games.api.serializers import OptionsField
+from games.api.serializers import BotField, OptionsField
 from games.models import Game, Hand, Partie
-from games.services import BOT_NAMES, MAX_BUY_IN, MAX_HANDS
+from games.services import MAX_BUY_IN, MAX_HANDS
 from tournaments import selectors, services
 from tournaments.errors import NotMember, NotOrganiser
 from tournaments.models import Announcement, Club, Membership, Season, Soiree
@@ -55,7 +55,7 @@ class SoireeCreateSerializer(serializers.Serializer):
     deals_per_partie = serializers.IntegerField(min_value=1, max_value=MAX_HANDS, required=False,
                                                 allow_null=True, default=None)
     bots_allowed = serializers.BooleanField(default=True)
-    bot_kind = serializers.ChoiceField(choices=BOT_NAMES, default="heuristic")
+    bot_kind = BotField(default="heuristic")
     min_tables = serializers.IntegerField(min_value=1, max_value=50, default=1)
     season = serializers.IntegerField(required=False, allow_null=True, default=None)
 

@@ -7,6 +7,9 @@ since a hidden card could be found by hashing each of the 52 candidates.
 How another seat's move was made (``by``: chosen, forced or on time-out) is withheld too: a
 forced move says that the seat had no other legal move, which in Comet says that he does not
 hold the Comet. The mover sees his own, and everyone sees all once the hand is over.
+
+It lives in the engine because the engine's own players need it too: the ISMCTS bot is handed
+the history exactly as its seat's page would show it.
 """
 
 from __future__ import annotations
