@@ -30,6 +30,8 @@ from tournaments.selectors import (
     soiree_tables,
 )
 
+from .words import bot_levels
+
 
 def tables_now(tables: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each table's latest partie, from ``soiree_tables``' rows (ordered by table, round)."""
@@ -69,6 +71,7 @@ def soiree_new(request: HttpRequest) -> HttpResponse:
         "starts": starts.strftime(LOCAL_INPUT),
         "ends": (starts + DEFAULT_LENGTH).strftime(LOCAL_INPUT),
         "move_timeout": 30, "buy_in": 50, "deals": "", "bots_allowed": True,
+        "bot_kind": "heuristic", "bot_levels": bot_levels(),
         "max_buy_in": MAX_BUY_IN,
         "max_hands": MAX_HANDS,
         "time_zone": settings.TIME_ZONE,
@@ -92,6 +95,7 @@ def soiree_edit(request: HttpRequest, soiree_id: int) -> HttpResponse:
         "move_timeout": f"{soiree.move_timeout.total_seconds():g}",
         "buy_in": soiree.buy_in, "deals": soiree.deals_per_partie or "",
         "bots_allowed": soiree.bots_allowed,
+        "bot_kind": soiree.bot_kind, "bot_levels": bot_levels(),
         "max_buy_in": MAX_BUY_IN,
         "max_hands": MAX_HANDS,
         "time_zone": soiree.club.time_zone,

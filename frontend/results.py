@@ -15,6 +15,7 @@ from tournaments.models import Soiree
 from tournaments.services import season_standings
 
 from .access import viewable_season, viewable_soiree
+from .ratings import season_ratings
 
 
 def _words() -> dict[str, str]:
@@ -38,11 +39,14 @@ def results_page(request: HttpRequest, soiree_id: int) -> HttpResponse:
 
 @login_required
 def season_page(request: HttpRequest, season_id: int) -> HttpResponse:
-    """The season's standings: every closed soirée of it added up, and its soirées."""
+    """The season's standings (every closed soirée of it added up), its ratings and its
+    soirées."""
     season = viewable_season(request, season_id)
+    people, bots = season_ratings(season)
     with timezone.override(season.club.zone()):
         return render(request, "frontend/season.html", {
             "season": season, "players": season_standings(season=season),
+            "ratings": people, "bot_ratings": bots,
             "soirees": season.soirees.order_by("starts_at")})
 
 

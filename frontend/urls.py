@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from . import organiser, results, views
+from . import calendar, organiser, ratings, results, views
 
 urlpatterns = [
     path("", views.lobby, name="lobby"),
@@ -18,11 +18,17 @@ urlpatterns = [
     path("soirees/<int:soiree_id>/settlement.csv", results.settlement_csv,
          name="soiree-settlement-csv"),
     path("seasons/<int:season_id>/", results.season_page, name="season-page"),
+    path("seasons/<int:season_id>/players/<int:user_id>/", ratings.season_player_page,
+         name="season-player"),
+    path("seasons/<int:season_id>/players/<int:user_id>/rating.svg", ratings.rating_chart,
+         name="season-player-chart"),
     path("hands/", views.hands_search, name="hands-search"),
     path("hands/<uuid:hand_id>/", views.table_page, name="table-page"),
     path("hands/<uuid:hand_id>/replay", views.replay_page, name="replay-page"),
     path("hands/<uuid:hand_id>/audit", views.audit_page, name="audit-page"),
     path("hands/<uuid:hand_id>/record.json", views.record_download, name="record-download"),
+    path("calendar/<str:token>.ics", calendar.calendar_ics, name="calendar-ics"),
+    path("calendar/<int:club_id>/revoke", calendar.calendar_revoke, name="calendar-revoke"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
 ]

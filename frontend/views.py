@@ -37,8 +37,9 @@ from tournaments.selectors import (
 
 from . import selectors as lobby_reads
 from .access import viewable_hand, viewable_soiree
+from .calendar import calendar_links
 from .organiser import may_create_soirees
-from .words import table_words
+from .words import bot_levels, table_words
 
 #: A placeholder hand id in the URL the page's script fills in (the next hand's).
 UUID_ZERO = "00000000-0000-0000-0000-000000000000"
@@ -59,10 +60,12 @@ def lobby(request: HttpRequest) -> HttpResponse:
         "casual_tables": lobby_reads.casual_tables(user=user),
         "games": Game.choices,
         "max_bots": max(get_game(game).MAX_SEATS for game in Game.values) - 1,
+        "bot_levels": bot_levels(),
         "max_buy_in": casual_max_buy_in(),
         "time_zone": settings.TIME_ZONE,
         "organises": may_create_soirees(user),
         "my_disputes": disputes_of_player(user=user),
+        "calendars": calendar_links(request),
     })
 
 
@@ -93,7 +96,7 @@ def table_page(request: HttpRequest, hand_id: str) -> HttpResponse:
         # Deadlines in the club's time zone (a casual table: the service's).
         "time_zone": place.soiree.club.time_zone if place else settings.TIME_ZONE,
         "seats": [{"number": s.number, "name": s.player.get_username(), "bot": bool(s.bot),
-                   "away": s.away}
+                   "level": s.bot, "away": s.away}
                   for s in partie.seats.select_related("player").order_by("number")],
         "urls": {"table": reverse("table-page", args=[UUID_ZERO]),
                  "audit": reverse("audit-page", args=[hand.pk]), "lobby": reverse("lobby")},
@@ -118,7 +121,7 @@ def replay_page(request: HttpRequest, hand_id: str) -> HttpResponse:
         "your_seat": None, "soiree": None, "table_number": None,
         "time_zone": settings.TIME_ZONE, "live_path": "", "partie": str(partie.pk),
         "seats": [{"number": s.number, "name": s.player.get_username(), "bot": bool(s.bot),
-                   "away": False}
+                   "level": s.bot, "away": False}
                   for s in partie.seats.select_related("player").order_by("number")],
         "urls": {"table": reverse("table-page", args=[UUID_ZERO]),
                  "audit": reverse("audit-page", args=[hand.pk]), "lobby": reverse("lobby")},

@@ -115,6 +115,7 @@ def table_words() -> dict[str, Any]:
         "you": _("you"),
         "seat": _("seat {n}"),
         "bot": _("bot"),
+        "botLevels": dict(bot_levels()),
         "dealer": _("dealer"),
         "banker": _("banker"),
         "chips": _("{n} chips"),
@@ -163,3 +164,11 @@ def table_words() -> dict[str, Any]:
         "refused": _("Refused: {detail}"),
         "reload": _("Somebody played first: the table has been brought up to date."),
     }
+
+
+def bot_levels() -> list[tuple[str, str]]:
+    """The bots' levels as a club chooses them, by the bot's name: débutant (any legal move),
+    habile (the heuristic player), fort (ISMCTS)."""
+    return [("random", pgettext("bot level", "Beginner")),
+            ("heuristic", pgettext("bot level", "Skilled")),
+            ("ismcts", pgettext("bot level", "Strong"))]

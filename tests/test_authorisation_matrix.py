@@ -128,6 +128,8 @@ EXPECTED: dict[tuple[str, str], dict[str, int]] = {
     ("PAGE", "/soirees/{soiree_id}/manage"): _PAGE_ORGANISER,
     ("PAGE", "/soirees/{soiree_id}/edit"): _PAGE_ORGANISER,
     ("PAGE", "/seasons/{season_id}/"): _PAGE_VIEW,
+    ("PAGE", "/seasons/{season_id}/players/{user_id}/"): _PAGE_VIEW,
+    ("PAGE", "/seasons/{season_id}/players/{user_id}/rating.svg"): _PAGE_VIEW,
     ("PAGE", "/hands/"): _PAGE,
     ("PAGE", "/hands/{hand_id}/"): _PAGE_VIEW,
     ("PAGE", "/hands/{hand_id}/audit"): _PAGE_VIEW,
@@ -135,6 +137,11 @@ EXPECTED: dict[tuple[str, str], dict[str, int]] = {
     # The hand of the world is in play: its record is published once it is over.
     ("PAGE", "/hands/{hand_id}/record.json"): {**_PAGE_VIEW, **{r: 409 for r, s in
                                                                _PAGE_VIEW.items() if s == 200}},
+    # A member's calendar feed: no sign-in, its secret address is the key (any holder reads it).
+    ("PAGE", "/calendar/{token}.ics"): {r: 200 for r in ROLES},
+    # Revoking one's own feed is a POST (this GET: 405) by a signed-in member.
+    ("PAGE", "/calendar/{club_id}/revoke"): {r: (302 if r == "anonymous" else 405)
+                                             for r in ROLES},
     ("PAGE", "/accounts/login/"): {r: 200 for r in ROLES},
     ("PAGE", "/accounts/logout/"): {r: 405 for r in ROLES},
 }
@@ -187,10 +194,14 @@ def world(django_user_model: Any, settings: Any) -> dict[str, Any]:
 
     account = Account.objects.filter(club_key=club.slug).first()
     assert account is not None
+    from tournaments.calendar import calendar_token_get
+
+    token = calendar_token_get(club=club, user=users["member"])
     return {"users": users, "params": {
         "partie_id": partie.pk, "hand_id": hand.pk, "soiree_id": soiree.pk,
         "season_id": season.pk, "club_key": club.slug, "account_id": account.pk,
-        "dispute_id": dispute.pk}}
+        "dispute_id": dispute.pk, "club_id": club.pk, "token": token,
+        "user_id": users["member"].pk}}
 
 
 def _answer(client: APIClient, method: str, path: str, params: dict[str, Any]) -> int:

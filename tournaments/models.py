@@ -364,3 +364,6 @@ class RatingChange(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["partie", "user"], name="rating_change_unique"),
         ]
+
+    def __str__(self) -> str:
+        return f"{self.user} after {self.partie_id}: {self.ordinal:.2f}"

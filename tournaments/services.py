@@ -28,6 +28,7 @@ from ledger.netting import minimal_transfers
 from .arbitration import rulings_net
 from .errors import NotMember, SoireeError, SoireeState
 from .models import Announcement, Club, Membership, Registration, Soiree, SoireeTable
+from .ratings import parties_to_rate, rate_parties
 from .seating import Change, SeatingError, draw, next_seating
 
 BOT_KIND = "heuristic"
@@ -346,6 +347,9 @@ def soiree_tick(*, soiree: Soiree, at: datetime) -> None:
                 latest = _latest_tables(soiree)
                 if not any(latest[n].partie.status == Partie.Status.OVER for n in stopped):
                     break
+        # After the seating (which may close the tables it stopped) and before the closing
+        # below, so that the parties a soirée ends with are rated too.
+        rate_parties(parties=parties_to_rate(soiree=soiree))
         if all(t.partie.status == Partie.Status.OVER for t in latest.values()):
             soiree_finish(soiree=soiree, at=at)
 

@@ -106,3 +106,8 @@ def shot(page: Any, tmp_path: Path, name: str) -> Path:
     SHOTS.mkdir(exist_ok=True)
     shutil.copy(path, SHOTS / path.name)
     return path
+
+
+def fits(page: Any, width: int) -> bool:
+    """Nothing on the page is wider than the screen (no sideways scrolling)."""
+    return bool(page.evaluate(f"document.documentElement.scrollWidth <= {width}"))

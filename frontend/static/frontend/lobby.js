@@ -41,7 +41,7 @@
     post("/api/parties/", {
       game: fields.game.value,
       players,
-      bots: Array(Number(fields.bots.value) || 0).fill("heuristic"),
+      bots: Array(Number(fields.bots.value) || 0).fill(fields.bot_level.value),
       buy_in: Number(fields.buy_in.value) || 0,
       // People's timings: a Comet window a person can decide in (it is the same for every
       // seat, so that its length never shows who holds the Comet).

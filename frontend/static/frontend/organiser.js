@@ -28,6 +28,7 @@
         buy_in: Number(f.buy_in.value),
         deals_per_partie: f.deals_per_partie.value ? Number(f.deals_per_partie.value) : null,
         bots_allowed: f.bots_allowed.checked,
+        bot_kind: f.bot_kind.value,
       };
       if (!editing) body.club = f.club.value;
       if (f.season) body.season = f.season.value ? Number(f.season.value) : null;

@@ -139,7 +139,10 @@
       if (s.number === lastMover) classes.push("moved");
       const badges = [];
       if (s.number === dealer) badges.push(`<span class="badge" title="${esc(T.game === "comet" ? W.dealer : W.banker)}">${T.game === "comet" ? "D" : "B"}</span>`);
-      if (s.bot) badges.push(`<span class="badge bot">${esc(W.bot)}</span>`);
+      if (s.bot) {
+        const level = W.botLevels[s.level];
+        badges.push(`<span class="badge bot"${level ? ` title="${esc(level)}"` : ""}>${esc(W.bot)}${level ? ` · ${esc(level)}` : ""}</span>`);
+      }
       const chips = v.chips ? v.chips[String(s.number)] : undefined;
       const mark = last[s.number] ? cardFace(last[s.number].stands_for ? COMET : last[s.number].card, "mini" + (lastPlayed && lastPlayed === last[s.number] ? " latest" : "")) : "";
       return `<li class="${classes.join(" ")}" data-seat="${s.number}">

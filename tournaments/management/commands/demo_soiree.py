@@ -1,4 +1,5 @@
-"""Demo data: a club, its members and a soirée that starts now with bots in the seats."""
+"""Demo data: a club, its members, a season and a soirée of it that starts now with bots in
+the seats."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandParser
 from django.utils import timezone
 
-from tournaments.models import Club, Membership, Soiree
+from tournaments.models import Club, Membership, Season, Soiree
 from tournaments.services import checkin, club_create, membership_add, soiree_create
 
 
@@ -49,6 +50,14 @@ class Command(BaseCommand):
         auditor.set_password("arbitre-pass")
         auditor.save()
         membership_add(club=club, user=auditor, role=Membership.Role.AUDITOR)
+        # A season, so that the evening's parties are rated as they end (tournaments/ratings.py)
+        # and the season page shows the ratings.
+        today = timezone.localdate(now, club.zone())
+        season = (Season.objects.filter(club=club, starts_on__lte=today, ends_on__gte=today)
+                  .first()
+                  or Season.objects.create(club=club, name=f"Saison {today.year}",
+                                           starts_on=today.replace(month=1, day=1),
+                                           ends_on=today.replace(month=12, day=31)))
         soiree = soiree_create(
             club=club, name=f"Soirée de démonstration {timezone.localtime(now, club.zone()):%H:%M}",
             starts_at=now,
@@ -60,7 +69,7 @@ class Command(BaseCommand):
             # (its holder's own choice too), so that its timing never shows who holds it.
             forced_move_delay=timedelta(seconds=0.5), comet_window=timedelta(seconds=3),
             deals_per_partie=opts["deals"], bots_allowed=True, min_tables=opts["tables"],
-            created_by=olga,
+            created_by=olga, season=season,
         )
         names = [opts["human"]] if opts["human"] else []
         for name in names:
