@@ -20,7 +20,6 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import Q
 
 from games.models import Hand
 from games.whatif import branch
@@ -28,6 +27,7 @@ from ledger import services as ledger
 from ledger.models import Account, Posting
 from ledger.netting import minimal_transfers
 
+from . import services
 from .errors import NotAuditor, SoireeError, SoireeState
 from .models import Dispute, Membership, Ruling, Soiree, SoireeTable, WhatIf
 from .selectors import has_role
@@ -222,8 +222,6 @@ def _post(dispute: Dispute, source: str, memo: str, delta: dict[int, int],
 def _follow_soiree(soiree_id: int, at: datetime) -> None:
     """A closed soirée's standings follow the ruling; its settlement keeps the transfers it
     showed and gains the correcting ones."""
-    from . import services
-
     if not Soiree.objects.filter(pk=soiree_id, status=Soiree.Status.CLOSED).exists():
         return  # an open soirée computes its standings at its close, rulings included
     with transaction.atomic():
@@ -250,21 +248,6 @@ def _follow_soiree(soiree_id: int, at: datetime) -> None:
                   {p: n for p, n in missing.items() if n}))]
         soiree.settlement = settlement
         soiree.save(update_fields=["standings", "settlement"])
-
-
-def rulings_net(*, soiree: Soiree) -> dict[str, int]:
-    """What the soirée's rulings moved, per player (the standings add it)."""
-    ids = list(Dispute.objects.filter(soiree=soiree).values_list("pk", flat=True))
-    if not ids:
-        return {}
-    sources = Q()
-    for pk in ids:
-        sources |= Q(entry__source__startswith=f"dispute:{pk}/")
-    nets: dict[str, int] = {}
-    for name, amount in (Posting.objects.filter(sources, account__owner__isnull=False)
-                         .values_list("account__owner__username", "amount")):
-        nets[name] = nets.get(name, 0) + amount
-    return nets
 
 
 def window_end(soiree: Soiree) -> datetime | None:

@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.utils.translation import gettext as _
 
 from games import selectors as game_selectors
 from games.models import Hand, Partie
+from ledger.models import Posting
 
-from .models import Announcement, Club, Membership, Registration, Soiree, SoireeTable
+from .models import Announcement, Club, Dispute, Membership, Registration, Soiree, SoireeTable
 
 
 def has_role(user: AbstractBaseUser | AnonymousUser, club_id: Any, *roles: str) -> bool:
@@ -174,3 +175,18 @@ def disputes_of_player(*, user: Any, limit: int = 10) -> list[dict[str, Any]]:
     return [dispute_row(d) for d in Dispute.objects.filter(
         hand__partie__seats__player=user).select_related("hand__partie", "opened_by")
         .distinct().order_by("-opened_at", "-pk")[:limit]]
+
+
+def rulings_net(*, soiree: Soiree) -> dict[str, int]:
+    """What the soirée's rulings moved, per player (the standings add it)."""
+    ids = list(Dispute.objects.filter(soiree=soiree).values_list("pk", flat=True))
+    if not ids:
+        return {}
+    sources = Q()
+    for pk in ids:
+        sources |= Q(entry__source__startswith=f"dispute:{pk}/")
+    nets: dict[str, int] = {}
+    for name, amount in (Posting.objects.filter(sources, account__owner__isnull=False)
+                         .values_list("account__owner__username", "amount")):
+        nets[name] = nets.get(name, 0) + amount
+    return nets

@@ -25,11 +25,11 @@ from ledger import selectors as ledger_selectors
 from ledger import services as ledger
 from ledger.netting import minimal_transfers
 
-from .arbitration import rulings_net
 from .errors import NotMember, SoireeError, SoireeState
 from .models import Announcement, Club, Membership, Registration, Soiree, SoireeTable
 from .ratings import parties_to_rate, rate_parties
 from .seating import Change, SeatingError, draw, next_seating
+from .selectors import rulings_net
 
 BOT_KIND = "heuristic"
 
