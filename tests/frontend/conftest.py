@@ -111,3 +111,11 @@ def shot(page: Any, tmp_path: Path, name: str) -> Path:
 def fits(page: Any, width: int) -> bool:
     """Nothing on the page is wider than the screen (no sideways scrolling)."""
     return bool(page.evaluate(f"document.documentElement.scrollWidth <= {width}"))
+
+
+def sign_in(page: Any, server_url: str, username: str, password: str, next_path: str = "/") -> None:
+    """Sign in through the login page, as a person does, and land on ``next_path``."""
+    page.goto(f"{server_url}/accounts/login/?next={next_path}")
+    page.fill("#id_username", username)
+    page.fill("#id_password", password)
+    page.click("main button[type=submit]")

@@ -17,7 +17,7 @@ from playwright.sync_api import Page, Playwright, expect
 from tournaments.models import Membership
 from tournaments.services import club_create, membership_add, soiree_create
 
-from .conftest import fits, shot
+from .conftest import fits, shot, sign_in
 
 pytestmark = [pytest.mark.postgres, pytest.mark.browser]
 
@@ -44,10 +44,7 @@ def test_a_member_subscribes_to_his_club_calendar_and_revokes_the_address(
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.set_viewport_size(PHONE)
     page.context.set_extra_http_headers({"Accept-Language": "fr-FR,fr;q=0.9"})
-    page.goto(f"{live_server_process.url}/accounts/login/?next=/")
-    page.fill("#id_username", "bruno")
-    page.fill("#id_password", PASSWORD)
-    page.click("main button[type=submit]")
+    sign_in(page, live_server_process.url, "bruno", PASSWORD)
 
     panel = page.locator("#calendar .panel.calendar")
     expect(panel).to_have_count(1)

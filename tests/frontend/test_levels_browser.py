@@ -12,7 +12,7 @@ from playwright.sync_api import Page, expect
 
 from games.models import Partie
 
-from .conftest import shot, wait_for_js
+from .conftest import shot, sign_in, wait_for_js
 
 pytestmark = [pytest.mark.postgres, pytest.mark.browser]
 
@@ -29,10 +29,7 @@ def test_a_player_makes_a_table_with_fort_bots(
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.set_viewport_size(PHONE)
     page.context.set_extra_http_headers({"Accept-Language": "fr-FR,fr;q=0.9"})
-    page.goto(f"{live_server_process.url}/accounts/login/?next=/")
-    page.fill("#id_username", "alice")
-    page.fill("#id_password", PASSWORD)
-    page.click("button[type=submit]")
+    sign_in(page, live_server_process.url, "alice", PASSWORD)
 
     level = page.locator("#new-bot-level")
     expect(level.locator("option")).to_have_text(["Débutant", "Habile", "Fort"])

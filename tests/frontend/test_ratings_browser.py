@@ -18,7 +18,7 @@ from tournaments.models import Membership, RatingChange, Season, Soiree
 from tournaments.services import club_create, membership_add
 
 from ..tournaments.ratings_helpers import finished_partie
-from .conftest import fits, shot, wait_for_js
+from .conftest import fits, shot, sign_in, wait_for_js
 
 pytestmark = [pytest.mark.postgres, pytest.mark.browser]
 
@@ -62,10 +62,7 @@ def test_a_member_reads_the_season_s_ratings_and_a_player_s_history(
     page.on("console", lambda message: errors.append(message.text)
             if "Content Security Policy" in message.text else None)
     page.context.set_extra_http_headers({"Accept-Language": "fr-FR,fr;q=0.9"})
-    page.goto(f"{live_server_process.url}/accounts/login/?next=/seasons/{season.pk}/")
-    page.fill("#id_username", alice.username)
-    page.fill("#id_password", PASSWORD)
-    page.click("main button[type=submit]")
+    sign_in(page, live_server_process.url, alice.username, PASSWORD, f"/seasons/{season.pk}/")
     expect(page.locator("#season-ratings")).to_be_visible()
 
     for language in ("fr", "en"):

@@ -18,7 +18,7 @@ from games import services
 from games.models import Hand, HandEvent
 from games.services import casual_table_create, invitation_answer
 
-from .conftest import shot, wait_for_js
+from .conftest import shot, sign_in, wait_for_js
 
 pytestmark = [pytest.mark.postgres, pytest.mark.browser]
 
@@ -29,10 +29,7 @@ WINDOW = timedelta(seconds=8)
 def _open(page: Page, server: Any, path: str, username: str) -> list[str]:
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
-    page.goto(f"{server.url}/accounts/login/?next={path}")
-    page.fill("#id_username", username)
-    page.fill("#id_password", PASSWORD)
-    page.click("button[type=submit]")
+    sign_in(page, server.url, username, PASSWORD, path)
     return errors
 
 
