@@ -100,13 +100,12 @@ def _sensible(game: Game, state: Any, seat: int, moves: list[Move], required: bo
     return game.heuristic_move(state, seat, moves, required, rng) or PASS
 
 
-def _rewards(game: Game, state: Any) -> list[float]:
-    """Each seat's chips won or lost in the hand: the mean chips per hand is what it plays
+def _reward(game: Game, state: Any, seat: int) -> float:
+    """The seat's chips won or lost in the hand: the mean chips per hand is what it plays
     for."""
     result = game.result(state)
     assert result is not None
-    net = result["net"]
-    return [float(net[str(s)]) for s in range(len(net))]
+    return float(result["net"][str(seat)])
 
 
 def choose(
@@ -177,7 +176,7 @@ def choose(
                 state = _step(game, state, mover, move)
                 passed = False
             point = None if game.is_over(state) else _decision(game, state, passed)
-        reward = _rewards(game, state)[seat]
+        reward = _reward(game, state, seat)
         spread = max(spread, abs(reward))
         for visited in path:
             visited.visits += 1
