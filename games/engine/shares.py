@@ -23,6 +23,7 @@ from typing import Any
 from .base import BY_PLAYER, BY_SERVICE, Event, Move, RuleError
 from .deal import RandomStream, canonical_deck, shuffled
 from .protocol import Game
+from .seals import deck_key_v3
 
 FORMAT_V2 = "academie.hand/2"
 SHARE = "share"
@@ -47,6 +48,17 @@ def deck_key(seed: str, shares: Mapping[int, str]) -> bytes:
 def deck_v2(game: str, seed: str, shares: Mapping[int, str]) -> list[str]:
     """The deck shuffled by the stream sha256(K || i), read as in version 1."""
     return shuffled(game, RandomStream(deck_key(seed, shares).hex()))
+
+
+def deck_v3(game: str, seed: str, shares: Mapping[int, str]) -> list[str]:
+    """Version 3's deck: the stream sha256(K || i) under the keyed K (HAND_RECORD.md,
+    "Version 3"), so that no deck follows from the commitment alone."""
+    return shuffled(game, RandomStream(deck_key_v3(seed, shares).hex()))
+
+
+def shared_deck(version: int, game: str, seed: str, shares: Mapping[int, str]) -> list[str]:
+    """The deck of a version-2 or version-3 hand."""
+    return (deck_v3 if version == 3 else deck_v2)(game, seed, shares)
 
 
 def first_dealer_v2(seed: str, n_seats: int) -> int:
@@ -77,21 +89,24 @@ class NotDealt(RuleError):
 
 
 class SharedDeal:
-    """A game's engine for version-2 hands, dealt from ``seed`` and the contributors' shares.
+    """A game's engine for version-2 and version-3 hands, dealt from ``seed`` and the
+    contributors' shares under the version's deck key.
 
     It holds the seed, as the service's state of a version-1 hand holds the deck: it never
     leaves the service before the hand is over, and ``view`` shows nothing of it."""
 
-    def __init__(self, game: Game, seed: str) -> None:
+    def __init__(self, game: Game, seed: str, version: int = 2) -> None:
         self.game = game
         self.seed = seed
+        self.version = version
 
     def __eq__(self, other: object) -> bool:
-        return (isinstance(other, SharedDeal) and (self.game, self.seed) == (other.game,
-                                                                                other.seed))
+        return (isinstance(other, SharedDeal)
+                and (self.game, self.seed, self.version) == (other.game, other.seed,
+                                                             other.version))
 
     def __hash__(self) -> int:
-        return hash((SharedDeal, self.game, self.seed))
+        return hash((SharedDeal, self.game, self.seed, self.version))
 
     def __getattr__(self, name: str) -> Any:
         # Constants and the game's own extras (comet_played, heuristic_move, …) are the game's.
@@ -112,8 +127,8 @@ class SharedDeal:
                                                            str(event.data["share"])),))
         if event.type == DEAL and state.started is not None:
             sent = state.sent
-            deck = deck_v2(self.game.NAME, self.seed,
-                           {int(s): sent[int(s)] for s in event.data["contributors"]})
+            deck = shared_deck(self.version, self.game.NAME, self.seed,
+                               {int(s): sent[int(s)] for s in event.data["contributors"]})
             return self.game.apply(self.game.initial_state(deck), state.started)
         raise ValueError(f"a version-2 hand has no {event.type!r} event before its deal")
 
@@ -134,7 +149,7 @@ class SharedDeal:
         if state.started is None:
             raise ValueError("the hand has not started")
         contributors = sorted(state.sent)
-        deck = deck_v2(self.game.NAME, self.seed, state.sent)
+        deck = shared_deck(self.version, self.game.NAME, self.seed, state.sent)
         data = state.started.data
         opening = self.game.begin(
             deck=deck, dealer=data["dealer"], seats=data["seats"], options=data["options"],

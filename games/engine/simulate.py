@@ -2,15 +2,16 @@
 
     python -m games.engine.simulate --game comet|commere --players N --hands K --seed S
         [--bots heuristic,random,timeout,…] [--options JSON] [--chips C] [--export DIR]
-        [--shares none|all|random]
+        [--shares none|all|random] [--format 1|2|3]
 
 ``--bots`` names the bots of seats 0, 1, 2, …, repeated round the table. Each hand's seed is
 derived from S and the hand number, so a run is reproducible. With ``--export`` one record per
 hand is written as ``DIR/<hand number>.json``.
 
-``--shares`` deals version-2 hands (HAND_RECORD.md, "Version 2"): no seat, every seat, or each
-seat with an even chance sends a share. Which seats send and their shares are drawn from S, so
-that a run repeats too.
+``--format`` is the record's version, 3 by default (HAND_RECORD.md). In versions 2 and 3,
+``--shares`` says who sends a share of randomness: no seat (the default), every seat, or each
+seat with an even chance. Which seats send and their shares are drawn from S, so that a run
+repeats too.
 """
 
 from __future__ import annotations
@@ -33,9 +34,10 @@ from .deal import commitment, deal_from_seed
 from .play import play_hand, play_out
 from .record import build_record, iso_z, seal_all
 from .registry import get_game
-from .shares import DEAL, deck_v2, first_dealer_v2, share_event
+from .shares import DEAL, first_dealer_v2, share_event, shared_deck
 
 SHARE_MODES = ("none", "all", "random")
+VERSIONS = (1, 2, 3)
 
 
 def hand_seed(partie_seed: str, number: int) -> str:
@@ -101,7 +103,14 @@ class Partie:
 def run(
     *, game_name: str, players: int, hands: int, seed: str, bots: list[str],
     options: dict[str, Any] | None, chips: int, export: Path | None, shares: str | None = None,
+    version: int = 3,
 ) -> dict[str, Any]:
+    if version not in VERSIONS:
+        raise ValueError(f"--format is one of {', '.join(map(str, VERSIONS))}")
+    if version == 1 and shares is not None:
+        raise ValueError("version-1 hands have no shares: --shares needs --format 2 or 3")
+    if version > 1 and shares is None:
+        shares = "none"
     game = get_game(game_name)
     if not game.MIN_SEATS <= players <= game.MAX_SEATS:
         raise ValueError(f"{game_name} is for {game.MIN_SEATS} to {game.MAX_SEATS} players")
@@ -125,7 +134,7 @@ def run(
             deck, first_dealer = deal_from_seed(game_name, seed_hex, players)
         else:
             sent = hand_shares(seed, number, players, shares, share_rng)
-            deck = deck_v2(game_name, seed_hex, sent)
+            deck = shared_deck(version, game_name, seed_hex, sent)
             first_dealer = first_dealer_v2(seed_hex, players)
         p.dealer = first_dealer if p.dealer is None else (p.dealer + 1) % players
         if game_name == "comet":
@@ -153,11 +162,12 @@ def run(
         p.events += len(events)
         if export is not None:
             at = iso_z(datetime.now(UTC))
-            sealed = seal_all(events, commitment=commit, at=at)
+            sealed = seal_all(events, commitment=commit, at=at,
+                              seed=seed_hex if version == 3 else None)
             record = build_record(
                 game=game_name, hand=str(uuid.uuid5(uuid.NAMESPACE_URL, seed_hex)),
                 table="simulator", partie=partie_id, number=number, seed=seed_hex, deck=deck,
-                events=sealed,
+                events=sealed, version=version,
             )
             export.mkdir(parents=True, exist_ok=True)
             (export / f"{number}.json").write_text(
@@ -190,7 +200,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chips", type=int, default=100)
     parser.add_argument("--export", type=Path)
     parser.add_argument("--shares", choices=SHARE_MODES,
-                        help="deal version-2 hands, with the players' shares of randomness")
+                        help="who sends a share of randomness (versions 2 and 3; none by "
+                             "default)")
+    parser.add_argument("--format", type=int, choices=VERSIONS, default=3, dest="version",
+                        help="the record's version (3 by default)")
     args = parser.parse_args(argv)
     try:
         options = json.loads(args.options)
@@ -199,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
         summary = run(
             game_name=args.game, players=args.players, hands=args.hands, seed=args.seed,
             bots=[b.strip() for b in args.bots.split(",") if b.strip()], options=options,
-            chips=args.chips, export=args.export, shares=args.shares,
+            chips=args.chips, export=args.export, shares=args.shares, version=args.version,
         )
     except (ValueError, json.JSONDecodeError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -1,20 +1,28 @@
 """Verify hand records without a database (HAND_RECORD.md, "Verifying").
 
-    python -m games.engine.verify RECORD.json [...]
+    python -m games.engine.verify RECORD.json [...] [--receipts R.json --keys K.json]
 
 prints ``OK <digest>`` per record or its first discrepancy, and exits non-zero if any fails.
-It checks the commitment, the deck, the first dealer, the hash chain, every move's legality,
-every ``forced`` move (the only legal move) and ``timeout`` move (the default move), every
-derived event (payments and their order, stops, draws, showdown) and the result.
+It checks the commitment, the deck, the first dealer, the hash chain (over the sealed forms in
+version 3), every move's legality, every ``forced`` move (the only legal move) and ``timeout``
+move (the default move), every derived event (payments and their order, stops, draws,
+showdown) and the result.
+
+With ``--receipts`` (a player's receipts, as the audit page downloads them) and ``--keys`` (the
+service's published keys), each receipt of a record's hand is checked too: its signature under
+the key it names, and that the record's event at its seq has exactly the hash the service
+signed when it showed that event. Checking signatures needs the ``cryptography`` package,
+imported only then.
 """
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .base import (
@@ -31,7 +39,12 @@ from .base import (
 from .deal import deal_from_seed
 from .record import FORMAT
 from .registry import GAME_NAMES, get_game
-from .shares import DEAL, FORMAT_V2, SHARE, deck_v2, first_dealer_v2, is_share
+from .seals import FORMAT_V3, checkpoint_message, hash_v3, is_seal, key_id, seals_of
+from .shares import DEAL, FORMAT_V2, SHARE, first_dealer_v2, is_share, shared_deck
+
+FORMATS = (FORMAT, FORMAT_V2, FORMAT_V3)
+#: The formats whose hands are dealt from the players' shares, and their version numbers.
+SHARED_VERSIONS = {FORMAT_V2: 2, FORMAT_V3: 3}
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _AT = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z")
@@ -47,9 +60,9 @@ def _int(value: Any) -> bool:
 
 
 def _check_header(record: Mapping[str, Any]) -> None:
-    if record.get("format") not in (FORMAT, FORMAT_V2):
-        raise Discrepancy(f"format is {record.get('format')!r}, expected {FORMAT!r} or "
-                          f"{FORMAT_V2!r}")
+    if record.get("format") not in FORMATS:
+        raise Discrepancy(f"format is {record.get('format')!r}, expected one of "
+                          f"{', '.join(FORMATS)}")
     if record.get("game") not in GAME_NAMES:
         raise Discrepancy(f"unknown game {record.get('game')!r}")
     for key in ("number", "dealer", "pot_before"):
@@ -82,7 +95,7 @@ def _check_header(record: Mapping[str, Any]) -> None:
     for key in ("commitment", "seed", "digest"):
         if not isinstance(record.get(key), str) or not _HEX64.fullmatch(record[key]):
             raise Discrepancy(f"{key} must be 64 lowercase hex digits")
-    if record["format"] == FORMAT_V2:
+    if record["format"] in SHARED_VERSIONS:
         _check_shares_header(record.get("shares"), n)
     elif "shares" in record:
         raise Discrepancy(f"a {FORMAT} record has no shares")
@@ -113,8 +126,9 @@ def _check_deal(record: Mapping[str, Any]) -> None:
     seed = record["seed"]
     if hashlib.sha256(bytes.fromhex(seed)).hexdigest() != record["commitment"]:
         raise Discrepancy("the seed does not match the commitment")
-    if record["format"] == FORMAT_V2:
-        deck = deck_v2(record["game"], seed, _shares_of(record))
+    if record["format"] in SHARED_VERSIONS:
+        deck = shared_deck(SHARED_VERSIONS[record["format"]], record["game"], seed,
+                           _shares_of(record))
         first_dealer = first_dealer_v2(seed, len(record["seats"]))
         derived_from = "the key of the seed and the shares"
     else:
@@ -133,6 +147,7 @@ def _check_chain(record: Mapping[str, Any]) -> None:
         raise Discrepancy("events must be a non-empty list")
     prev = record["commitment"]
     last_at = ""
+    v3 = record["format"] == FORMAT_V3
     for i, ev in enumerate(events, start=1):
         if not isinstance(ev, dict):
             raise Discrepancy(f"event {i} is not an object")
@@ -146,11 +161,26 @@ def _check_chain(record: Mapping[str, Any]) -> None:
         last_at = _normal_at(at)
         if ev.get("prev") != prev:
             raise Discrepancy(f"event {i}: prev does not link to the previous event's hash")
-        if ev.get("hash") != event_hash(ev):
+        if v3:
+            _check_clear(ev, i)
+        expected = hash_v3(ev, seals_of(ev, record["seed"])) if v3 else event_hash(ev)
+        if ev.get("hash") != expected:
             raise Discrepancy(f"event {i}: hash does not match its content")
         prev = ev["hash"]
     if record["digest"] != prev:
         raise Discrepancy("digest is not the last event's hash")
+
+
+def _check_clear(ev: Mapping[str, Any], i: int) -> None:
+    """A version-3 record lists its events in clear: a seal where a value belongs hides what
+    the verifier must see."""
+    for key, value in ev.items():
+        if key not in ("prev", "hash") and is_seal(value):
+            raise Discrepancy(f"event {i}: its {key} is a seal, not its value: a record "
+                              f"lists its events in clear")
+    if "seals" in ev:
+        raise Discrepancy(f"event {i}: 'seals' is not a field of a record's event (a record's "
+                          f"verifier derives the seals from the seed)")
 
 
 def _normal_at(at: str) -> str:
@@ -208,7 +238,7 @@ def _check_play(record: Mapping[str, Any]) -> None:
     # Event numbers as the record counts them: a version-2 hand's shares and deal are checked
     # first, and the game's play is checked from hand_started on, without them.
     numbers = list(range(1, len(events) + 1))
-    if record["format"] == FORMAT_V2:
+    if record["format"] in SHARED_VERSIONS:
         after = _check_shares(record)
         events = [events[0], *events[after:]]
         numbers = [1, *numbers[after:]]
@@ -313,23 +343,148 @@ def verify_record(record: Mapping[str, Any]) -> str:
     return str(record["digest"])
 
 
+# -- receipts ---------------------------------------------------------------------------------
+
+_HEX16 = re.compile(r"[0-9a-f]{16}")
+_HEX128 = re.compile(r"[0-9a-f]{128}")
+
+
+class ReceiptsError(Exception):
+    """A receipts or keys file that cannot be read as the spec writes them."""
+
+
+def read_keys(document: Any) -> dict[str, bytes]:
+    """The published keys (``{"keys": [{"id", "public", "since", "until"}]}``) by id, each
+    id checked against its key."""
+    if not isinstance(document, dict) or not isinstance(document.get("keys"), list):
+        raise ReceiptsError('the keys file must be {"keys": [{"id": …, "public": …}, …]}')
+    keys = {}
+    for i, entry in enumerate(document["keys"]):
+        public = entry.get("public") if isinstance(entry, dict) else None
+        if not isinstance(public, str) or not _HEX64.fullmatch(public):
+            raise ReceiptsError(f"keys[{i}]: 'public' must be 64 lowercase hex digits")
+        raw = bytes.fromhex(public)
+        if entry.get("id") != key_id(raw):
+            raise ReceiptsError(f"keys[{i}]: its id is not the first 16 hex digits of the "
+                                f"sha256 of its public key ({key_id(raw)})")
+        keys[key_id(raw)] = raw
+    return keys
+
+
+def read_receipts(document: Any) -> list[dict[str, Any]]:
+    """Receipts as a list, or as ``{"receipts": [...]}`` (the audit page's download); each
+    must have the spec's shape."""
+    receipts = document.get("receipts") if isinstance(document, dict) else document
+    if not isinstance(receipts, list):
+        raise ReceiptsError('the receipts file must be a list of receipts or '
+                            '{"receipts": [...]}')
+    for i, r in enumerate(receipts):
+        if not isinstance(r, dict):
+            raise ReceiptsError(f"receipt {i + 1} is not an object")
+        if not isinstance(r.get("hand"), str) or not _int(r.get("seq")) or r["seq"] < 1:
+            raise ReceiptsError(f"receipt {i + 1}: 'hand' must be a string and 'seq' a "
+                                f"positive integer")
+        for key, pattern, digits in (("hash", _HEX64, 64), ("key", _HEX16, 16),
+                                     ("sig", _HEX128, 128)):
+            if not isinstance(r.get(key), str) or not pattern.fullmatch(r[key]):
+                raise ReceiptsError(f"receipt {i + 1} (seq {r['seq']}): '{key}' must be "
+                                    f"{digits} lowercase hex digits")
+    return receipts
+
+
+def _signature_ok(public: bytes, signature: bytes, message: bytes) -> bool:
+    try:
+        from cryptography.exceptions import InvalidSignature
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+    except ImportError:  # the rest of the verifier needs nothing outside the standard library
+        raise ReceiptsError("checking receipts needs the 'cryptography' package "
+                            "(pip install cryptography)") from None
+    try:
+        Ed25519PublicKey.from_public_bytes(public).verify(signature, message)
+    except (InvalidSignature, ValueError):
+        return False
+    return True
+
+
+def check_receipts(record: Mapping[str, Any], receipts: Sequence[Mapping[str, Any]],
+                   keys: Mapping[str, bytes]) -> int:
+    """Check the receipts of ``record``'s hand against it; return how many were checked, or
+    raise ``Discrepancy`` naming the first receipt that fails and why."""
+    events = record["events"]
+    checked = 0
+    for r in receipts:
+        if r["hand"] != record.get("hand"):
+            continue
+        seq, name = r["seq"], f"receipt for seq {r['seq']}"
+        public = keys.get(r["key"])
+        if public is None:
+            raise Discrepancy(f"{name}: signed by key {r['key']}, which is not among the "
+                              f"published keys")
+        message = checkpoint_message(r["hand"], seq, r["hash"])
+        if not _signature_ok(public, bytes.fromhex(r["sig"]), message):
+            raise Discrepancy(f"{name}: its signature does not verify under key {r['key']}")
+        if seq > len(events):
+            raise Discrepancy(f"{name}: the service showed event {seq}, which the record does "
+                              f"not have: the record was changed after the service showed it")
+        if events[seq - 1].get("hash") != r["hash"]:
+            raise Discrepancy(f"{name}: the record's event {seq} has hash "
+                              f"{events[seq - 1].get('hash')}, but the service signed "
+                              f"{r['hash']} when it showed it: the record was changed after "
+                              f"the service showed it")
+        checked += 1
+    return checked
+
+
+def _load_json(path: str, what: str) -> Any:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except OSError as exc:
+        raise ReceiptsError(f"cannot read the {what} file {path}: {exc.strerror}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ReceiptsError(f"the {what} file {path} is not JSON: {exc}") from None
+
+
 def main(argv: list[str] | None = None) -> int:
-    paths = sys.argv[1:] if argv is None else argv
-    if not paths:
-        print("usage: python -m games.engine.verify RECORD.json [...]", file=sys.stderr)
-        return 2
+    parser = argparse.ArgumentParser(
+        prog="python -m games.engine.verify",
+        description="Verify hand records (HAND_RECORD.md), and a player's receipts.")
+    parser.add_argument("records", nargs="+", metavar="RECORD.json")
+    parser.add_argument("--receipts", metavar="R.json",
+                        help="receipts kept by a player's browser (needs --keys)")
+    parser.add_argument("--keys", metavar="K.json", help="the service's published keys")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    if (args.receipts is None) != (args.keys is None):
+        parser.error("--receipts and --keys go together")
+    receipts: list[dict[str, Any]] = []
+    keys: dict[str, bytes] = {}
+    if args.receipts is not None:
+        try:
+            receipts = read_receipts(_load_json(args.receipts, "receipts"))
+            keys = read_keys(_load_json(args.keys, "keys"))
+        except ReceiptsError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
     failures = 0
-    for path in paths:
+    for path in args.records:
         try:
             with open(path, encoding="utf-8") as fh:
                 record = json.load(fh)
-            print(f"OK {verify_record(record)}")
-        except (OSError, json.JSONDecodeError) as exc:
+            digest = verify_record(record)
+            note = ""
+            if args.receipts is not None:
+                n = check_receipts(record, receipts, keys)
+                note = f" ({n} receipt{'s' if n != 1 else ''} checked)"
+            print(f"OK {digest}{note}")
+        except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
             failures += 1
             print(f"FAIL {path}: cannot read the record: {exc}")
         except Discrepancy as exc:
             failures += 1
             print(f"FAIL {path}: {exc}")
+        except ReceiptsError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
     return 1 if failures else 0
 
 

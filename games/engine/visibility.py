@@ -1,8 +1,11 @@
 """Hidden information for the event list (RULES.md §3).
 
 Until the hand is over a seat sees the cards played, the cards passed to or by him, and nothing
-else: a card in an event he may not see is replaced by ``null``. The hash chain is withheld too,
-since a hidden card could be found by hashing each of the 52 candidates.
+else: a card in an event he may not see is replaced by ``null``. In versions 1 and 2 the hash
+chain is withheld too, since a hidden card could be found by hashing each of the 52
+candidates. A version-3 event's hash is taken over its seals instead (HAND_RECORD.md), so it is
+shown with its ``prev``, its ``hash`` and its ``seals``: every viewer can check the chain, and
+the seals tell nothing of the values they stand for.
 
 How another seat's move was made (``by``: chosen, forced or on time-out) is withheld too: a
 forced move says that the seat had no other legal move, which in Comet says that he does not
@@ -35,15 +38,18 @@ def _partner(event: dict[str, Any], n_seats: int, offers: dict[int, int]) -> set
 
 
 def redact_events(
-    events: list[dict[str, Any]], *, viewer: int | None, n_seats: int, over: bool
+    events: list[dict[str, Any]], *, viewer: int | None, n_seats: int, over: bool,
+    chain: bool = False,
 ) -> list[dict[str, Any]]:
-    """The events as ``viewer`` (a seat, or ``None`` for a spectator) may see them."""
+    """The events as ``viewer`` (a seat, or ``None`` for a spectator) may see them. With
+    ``chain`` (a version-3 hand, whose events carry their ``seals``), the chain is kept."""
     if over:
         return [dict(e) for e in events]
     out = []
     offers: dict[int, int] = {}
+    withheld = () if chain else ("hash", "prev")
     for event in events:
-        shown = {k: v for k, v in event.items() if k not in ("hash", "prev")}
+        shown = {k: v for k, v in event.items() if k not in withheld}
         if event["type"] == "offer":
             offers[(event["seat"] + 1) % n_seats] = event["seat"]
         if event["type"] in PRIVATE_CARD_TYPES and (

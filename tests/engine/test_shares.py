@@ -186,7 +186,7 @@ def test_a_share_after_the_deal_or_twice_or_malformed_is_rejected() -> None:
 
 def test_version_1_records_still_verify_and_have_no_shares(tmp_path: Any) -> None:
     run(game_name="comet", players=3, hands=2, seed="v1", bots=["heuristic"], options=None,
-        chips=50, export=tmp_path)
+        chips=50, export=tmp_path, version=1)
     import json
     record = json.loads((tmp_path / "1.json").read_text())
     assert record["format"] == "academie.hand/1" and "shares" not in record
@@ -201,7 +201,7 @@ def test_the_simulator_writes_version_2_records_that_repeat(tmp_path: Any, mode:
     import json
     for run_dir in ("a", "b"):
         run(game_name="commere", players=4, hands=3, seed="s", bots=["heuristic"],
-            options=None, chips=50, export=tmp_path / run_dir, shares=mode)
+            options=None, chips=50, export=tmp_path / run_dir, shares=mode, version=2)
     for number in (1, 2, 3):
         a = json.loads((tmp_path / "a" / f"{number}.json").read_text())
         b = json.loads((tmp_path / "b" / f"{number}.json").read_text())
