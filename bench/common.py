@@ -144,9 +144,10 @@ class Player:
         """Play one move (or deal the next hand); (seconds move_play took, whether a move)."""
         from django.utils import timezone
 
+        from games.engine.shares import is_shuffling
         from games.models import Hand
         from games.selectors import next_hand_of
-        from games.services import move_play, partie_tick, store
+        from games.services import move_play, partie_tick, share_send, store
 
         if self.kept is None:
             hand = Hand.objects.select_related("partie", "secret").get(pk=self.table["hand"])
@@ -157,6 +158,14 @@ class Player:
                 return 0.0, False
             self.kept = (hand, store.load(hand))
         hand, loaded = self.kept
+        if is_shuffling(loaded.state):
+            # A new hand waits for its people's shares of randomness (HAND_RECORD.md): each
+            # sends his, as their pages would; the last one deals it.
+            for user in self.table["users"]:
+                share_send(hand_id=hand.pk, user=user, share=self.rng.randbytes(32).hex(),
+                           at=timezone.now())
+            self.kept = None
+            return 0.0, False
         seat = loaded.game.to_act(loaded.state)[0]
         move = self.rng.choice(loaded.game.legal_moves(loaded.state)[seat])
         began = time.perf_counter()

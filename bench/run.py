@@ -6,6 +6,7 @@
     services  move_play against the eventsourcing library's append, 4 processes each
     growth    a move's p99 with hand_events at 10,000 rows and at 10,000,000
     ismcts    the fort bot's strength against the heuristic bot, and its decision time
+    receipts  what sealing and signing (version-3 hands) add to a move's p50
 
 Each prints its figures as one JSON object on its last line.
 """
@@ -16,7 +17,8 @@ import importlib
 import sys
 
 KINDS = {"engine": "engine_bench", "ledger": "ledger_bench", "http": "http_bench",
-         "services": "services_bench", "growth": "growth_bench", "ismcts": "ismcts_bench"}
+         "services": "services_bench", "growth": "growth_bench", "ismcts": "ismcts_bench",
+         "receipts": "receipts_bench"}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in KINDS:

@@ -15,6 +15,7 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied, RequestDataTooBig, ValidationError
 from django.http import Http404
+from django.utils.translation import gettext as _
 from rest_framework import exceptions as drf
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_handler
@@ -46,7 +47,9 @@ def _answer(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, drf.ValidationError) and response is not None:
         fields = response.data if isinstance(response.data, dict) else {"body": response.data}
         summary = "; ".join(f"{name}: {_first(msgs)}" for name, msgs in fields.items())
-        response.data = {"error": "invalid", "detail": f"invalid request: {summary}", **fields}
+        response.data = {"error": "invalid",
+                         "detail": _("invalid request: %(summary)s") % {"summary": summary},
+                         **fields}
         return response
     if response is not None and isinstance(response.data, dict) and "detail" in response.data:
         code = getattr(exc, "default_code", "error")

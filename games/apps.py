@@ -1,4 +1,15 @@
+from typing import Any
+
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
+
+
+def _publish_signing_key(**_: Any) -> None:
+    # A deployment migrates before it serves: a rotated key is published, and the old one
+    # retired, before the first receipt it signs.
+    from games import signing
+
+    signing.publish_current_key()
 
 
 class GamesConfig(AppConfig):
@@ -9,3 +20,5 @@ class GamesConfig(AppConfig):
 
         signals.hand_changed.connect(live.on_hand_changed, dispatch_uid="games.live.hand")
         signals.partie_closed.connect(live.on_partie_closed, dispatch_uid="games.live.partie")
+        post_migrate.connect(_publish_signing_key, sender=self,
+                             dispatch_uid="games.signing.publish")

@@ -70,7 +70,9 @@ def hand_frames(hand: Hand, seats: Sequence[int], audiences: Iterable[int | None
     over = hand.status == Hand.Status.OVER
     # Events are redacted as seen during the hand; the last frame of a hand that is over shows
     # them as its record does. A hand's last event is its hand_over, so only that frame is over.
-    shown = {a: redact_events(stream, viewer=a, n_seats=len(seats), over=False)
+    sealed = store.with_seals(hand, stream)
+    chain = hand.record_format == 3
+    shown = {a: redact_events(sealed, viewer=a, n_seats=len(seats), over=False, chain=chain)
              for a in audiences}
     last_seq = stream[-1]["seq"]
     next_hand = selectors.next_hand_of(hand) if over else None
@@ -85,17 +87,19 @@ def hand_frames(hand: Hand, seats: Sequence[int], audiences: Iterable[int | None
         # stand-in row at that seq, never saved, lets view_of build the view as the API does.
         at = hand if last else Hand(id=hand.pk, partie=hand.partie, number=hand.number,
                                     status=Hand.Status.PLAYING, last_seq=seq,
-                                    commitment=hand.commitment)
+                                    commitment=hand.commitment,
+                                    record_format=hand.record_format)
         loaded = store.Loaded(game=game, state=state, last_hash=event["hash"])
+        receipt = selectors.receipt_of(hand, seq, event["hash"])
         for audience in audiences:
             view = selectors.view_of(hand=at, loaded=loaded, seat=audience,
-                                     next_hand=next_hand if last else None)
+                                     next_hand=next_hand if last else None, receipt=receipt)
             # Plain JSON types: frames cross the layer (msgpack with Redis) as they are.
             view["status"] = str(view["status"])
             view["deadline"] = view["deadline"].isoformat() if view["deadline"] else None
             frames[audience].append({
                 "kind": "hand", **view,
-                "event": dict(event) if last and over else shown[audience][i],
+                "event": sealed[i] if last and over else shown[audience][i],
             })
     return frames
 

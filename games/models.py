@@ -157,7 +157,8 @@ class Hand(models.Model):
     # The deal's time (the service's clock), so that a hand played out at its deal (bots without
     # delays) never seems to end before it started.
     record_format = models.PositiveSmallIntegerField(
-        default=1, help_text="HAND_RECORD.md version: 2 is dealt with the players' shares")
+        default=1, help_text="HAND_RECORD.md version: 2 is dealt with the players' shares, 3 "
+                             "with a keyed deck and sealed fields")
     started_at = models.DateTimeField(default=timezone.now)
     ended_at = models.DateTimeField(null=True, blank=True)
 
@@ -243,3 +244,25 @@ class Command(models.Model):
 
     def __str__(self) -> str:
         return f"command {self.command_id} on hand {self.hand_id}"
+
+
+class SigningKey(models.Model):
+    """A public key the service signs receipts with (HAND_RECORD.md, version 3), current or
+    retired: published with its period, so that a receipt signed before a rotation is still
+    checked against the key that signed it. Keys are never deleted."""
+
+    id = models.CharField(primary_key=True, max_length=16,
+                          help_text="the first 16 hex digits of sha256 of the public key")
+    public = models.CharField(max_length=64, unique=True,
+                              help_text="the raw Ed25519 public key, 64 hex digits")
+    since = models.DateTimeField(help_text="first published as the current key")
+    until = models.DateTimeField(null=True, blank=True, help_text="retired (null: current)")
+
+    class Meta:
+        ordering = ["since"]
+        triggers = [
+            _refuse("signingkey_no_delete", "signing keys", pgtrigger.Delete),
+        ]
+
+    def __str__(self) -> str:
+        return f"key {self.id}"

@@ -8,6 +8,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Prefetch, QuerySet
 
+from games import signing
 from games.engine.base import Event
 from games.engine.record import build_record
 from games.engine.verify import Discrepancy, verify_record
@@ -71,13 +72,19 @@ def next_hand_of(hand: Hand) -> dict[str, Any] | None:
 
 
 def view_of(*, hand: Hand, loaded: store.Loaded, seat: int | None,
-            next_hand: dict[str, Any] | None = None) -> dict[str, Any]:
+            next_hand: dict[str, Any] | None = None,
+            receipt: dict[str, Any] | None = None) -> dict[str, Any]:
     """``hand_view`` from a state already at hand (a move's answer: the command's own).
-    ``next_hand``: the partie's next hand once this one is over and it is dealt."""
+    ``next_hand``: the partie's next hand once this one is over and it is dealt; ``receipt``:
+    the receipt of ``hand.last_seq`` when the caller signed it already (one for every
+    audience of a live frame)."""
     over = hand.status == Hand.Status.OVER
     view = loaded.game.view(loaded.state, seat)
     legal = loaded.game.legal_moves(loaded.state).get(seat, []) if seat is not None else []
     return {
+        "format": hand.record_format,
+        "receipt": receipt or receipt_of(hand, hand.last_seq, loaded.last_hash),
+        "digest": loaded.last_hash if over else None,
         "hand": str(hand.id),
         "partie": str(hand.partie_id),
         "game": hand.partie.game,
@@ -94,6 +101,10 @@ def view_of(*, hand: Hand, loaded: store.Loaded, seat: int | None,
         "next_hand": next_hand if over else None,
         "view": view,
     }
+
+
+#: The receipt of what the service shows of a hand at a seq (version 3; else ``None``).
+receipt_of = signing.hand_receipt
 
 
 def hand_results(*, parties: Iterable[Any]) -> list[dict[str, Any]]:
@@ -114,8 +125,11 @@ def partie_results(*, partie: Partie) -> list[tuple[str, dict[str, Any]]]:
 
 
 def hand_events(*, hand: Hand, user: AbstractBaseUser | AnonymousUser) -> list[dict[str, Any]]:
-    return redact_events(store.events(hand), viewer=seat_of(hand, user),
-                         n_seats=hand.partie.seats.count(), over=hand.status == Hand.Status.OVER)
+    """The hand's events as the requester may see them; a version-3 hand's with their chain
+    and seals, so that he can check every hash."""
+    return redact_events(store.with_seals(hand, store.events(hand)), viewer=seat_of(hand, user),
+                         n_seats=hand.partie.seats.count(), over=hand.status == Hand.Status.OVER,
+                         chain=hand.record_format == 3)
 
 
 def hand_record(*, hand: Hand) -> dict[str, Any]:
@@ -125,7 +139,7 @@ def hand_record(*, hand: Hand) -> dict[str, Any]:
     return build_record(
         game=hand.partie.game, hand=str(hand.id), table=hand.partie.table_label,
         partie=str(hand.partie_id), number=hand.number, seed=hand.secret.seed,
-        deck=store.hand_deck(hand), events=store.events(hand),
+        deck=store.hand_deck(hand), events=store.events(hand), version=hand.record_format,
     )
 
 

@@ -67,6 +67,8 @@ EXPECTED: dict[tuple[str, str], dict[str, int]] = {
     ("POST", "/api/parties/{partie_id}/close"): {r: (401 if r == "anonymous" else 403)
                                                   for r in ROLES},
     ("GET", "/api/invitations/"): _ANY_SIGNED_IN,
+    # The keys that sign receipts are public: anyone checks a receipt.
+    ("GET", "/api/keys"): {r: 200 for r in ROLES},
     ("GET", "/api/hands/{hand_id}/"): _VIEW,
     ("POST", "/api/hands/{hand_id}/moves"): _SIGNED_IN_400,
     # A share names itself: the body is checked once the hand may be seen.

@@ -19,13 +19,15 @@ from config.logging import JsonFormatter, RequestIdFilter
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = "q7-Lx_9ZmPw2" * 5  # 60 characters, 12 distinct
+SIGNING_KEY = "5e" * 32
 
 
 def _production(**env: str) -> subprocess.CompletedProcess[str]:
     environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.production",
                    "DJANGO_SECRET_KEY": SECRET, "DJANGO_ALLOWED_HOSTS": "club.example.org",
                    "DATABASE_URL": "postgres://academie@127.0.0.1:5432/academie",
-                   "REDIS_URL": "redis://127.0.0.1:6379/9", **env}
+                   "REDIS_URL": "redis://127.0.0.1:6379/9", "ACADEMIE_SIGNING_KEY": SIGNING_KEY,
+                   **env}
     return subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level",
                            "WARNING"], env=environment, cwd=ROOT, capture_output=True, text=True)
 
@@ -43,6 +45,14 @@ def test_production_refuses_a_secret_under_50_characters() -> None:
     assert "DJANGO_SECRET_KEY must be at least 50 characters long" in done.stderr
 
 
+@pytest.mark.parametrize("key", ["", "not-hex", "ab" * 16])
+def test_production_refuses_to_start_without_a_signing_key(key: str) -> None:
+    done = _production(ACADEMIE_SIGNING_KEY=key)
+    assert done.returncode != 0
+    assert "ACADEMIE_SIGNING_KEY must be set in production" in done.stderr
+    assert "secrets.token_hex(32)" in done.stderr  # and says how to make one
+
+
 def test_the_entry_point_defaults_to_production() -> None:
     assert 'setdefault("DJANGO_SETTINGS_MODULE", "config.settings.production")' in (
         ROOT / "config" / "wsgi.py").read_text()
@@ -56,7 +66,8 @@ def test_https_settings_come_from_the_environment() -> None:
            "DJANGO_SECRET_KEY": SECRET, "DJANGO_ALLOWED_HOSTS": "club.example.org",
            "DATABASE_URL": "sqlite:///:memory:", "DJANGO_SECURE_HSTS_SECONDS": "600",
            "DJANGO_SECURE_SSL_REDIRECT": "false",
-           "DJANGO_SECURE_PROXY_SSL_HEADER": "HTTP_X_FORWARDED_PROTO"}
+           "DJANGO_SECURE_PROXY_SSL_HEADER": "HTTP_X_FORWARDED_PROTO",
+           "ACADEMIE_SIGNING_KEY": SIGNING_KEY}
     out = subprocess.run([sys.executable, "-c", "import django; django.setup(); " + code],
                          env=env, cwd=ROOT, capture_output=True, text=True, check=True).stdout
     assert out.splitlines()[-1].split() == ["600", "False", "('HTTP_X_FORWARDED_PROTO',",

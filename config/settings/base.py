@@ -276,6 +276,13 @@ ACADEMIE_CASUAL_MAX_BUY_IN = env.int("ACADEMIE_CASUAL_MAX_BUY_IN", default=500)
 # randomness before it is dealt without the missing ones; the default of new soirées and tables.
 ACADEMIE_SHARE_WINDOW = env.float("ACADEMIE_SHARE_WINDOW", default=3.0)
 
+# Receipts (HAND_RECORD.md, version 3): the service signs what it shows of each hand with an
+# Ed25519 key, its 32 private bytes as 64 hex digits. Production must be given one
+# (production.py); elsewhere the service makes one on first use and keeps it in this file.
+ACADEMIE_SIGNING_KEY = env.str("ACADEMIE_SIGNING_KEY", default="")
+ACADEMIE_SIGNING_KEY_FILE = env.str("ACADEMIE_SIGNING_KEY_FILE",
+                                    default=str(BASE_DIR / ".signing-key"))
+
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "lobby"
 LOGOUT_REDIRECT_URL = "login"

@@ -1,6 +1,8 @@
 """Production: the default of the entry points (config/wsgi.py). Refuses to start without its
 secrets and a real database; HTTPS everywhere, set from the environment."""
 
+import re
+
 from django.core.exceptions import ImproperlyConfigured
 
 from config.logging import logging_config
@@ -19,6 +21,16 @@ if len(SECRET_KEY) < 50 or len(set(SECRET_KEY)) < 5:
         f"characters (it has {len(SECRET_KEY)} characters); generate one with "
         "`python -c 'import secrets; print(secrets.token_urlsafe(50))'`")
 DATABASES = {"default": database(None)}
+
+# The receipts' signing key: given, never made here (a key made by a replica would sign what
+# the published keys do not vouch for).
+ACADEMIE_SIGNING_KEY = env.str("ACADEMIE_SIGNING_KEY", default="")
+ACADEMIE_SIGNING_KEY_FILE = ""
+if not re.fullmatch(r"[0-9a-f]{64}", ACADEMIE_SIGNING_KEY):
+    raise ImproperlyConfigured(
+        "ACADEMIE_SIGNING_KEY must be set in production: the receipts' Ed25519 private key, 32 "
+        "random bytes as 64 lowercase hex digits; make one with "
+        "`python -c 'import secrets; print(secrets.token_hex(32))'`")
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS")
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 

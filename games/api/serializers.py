@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.utils.translation import gettext as _
 from rest_framework import serializers
 
 from games.engine.cards import CANONICAL_INDEX, SUITS
@@ -115,8 +116,18 @@ class PartieCreateSerializer(serializers.Serializer):
     share_window = serializers.FloatField(
         min_value=0, max_value=30, required=False, default=None, allow_null=True,
         help_text="Seconds a new hand waits for the people's shares of randomness (HAND_RECORD.md "
-                  "version 2); the club's setting when left out")
+                  "versions 2 and 3), at least 1 at a table with a person; the club's setting "
+                  "when left out")
     table_label = serializers.CharField(max_length=64, default="free table")
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        window = attrs.get("share_window")
+        if attrs.get("players") and window is not None and window < MIN_SHARE_WINDOW:
+            raise serializers.ValidationError({"share_window": [_(
+                "at a table with a person, the share window is at least %(min)s second: each "
+                "person must have time to send a share of randomness") % {
+                    "min": MIN_SHARE_WINDOW}]})
+        return attrs
 
     def validate_players(self, value: list[str]) -> list:
         users = get_user_model().objects.filter(username__in=value)
@@ -125,6 +136,10 @@ class PartieCreateSerializer(serializers.Serializer):
         if missing:
             raise serializers.ValidationError(f"no such player: {', '.join(missing)}")
         return [by_name[name] for name in value]
+
+
+#: Seconds a table with a person waits at least for the shares (HAND_RECORD.md, version 3).
+MIN_SHARE_WINDOW = 1
 
 
 class SeatSerializer(serializers.ModelSerializer):
@@ -204,10 +219,24 @@ class NextHandSerializer(serializers.Serializer):
     number = serializers.IntegerField()
 
 
+class ReceiptSerializer(serializers.Serializer):
+    """The service's Ed25519 signature on what it showed (HAND_RECORD.md, version 3)."""
+
+    hand = serializers.CharField()
+    seq = serializers.IntegerField()
+    hash = serializers.CharField(help_text="the hash of the hand's event at seq")
+    key = serializers.CharField(help_text="the signing key's id (GET /api/keys)")
+    sig = serializers.CharField(help_text="Ed25519 over canonical([\"academie.checkpoint/1\", "
+                                          "hand, seq, hash]), 128 hex digits")
+
+
 class HandViewSerializer(serializers.Serializer):
     """A hand as the requester may see it (``selectors.view_of``): his seat's view, or a
     spectator's; the seed only once the hand is over."""
 
+    format = serializers.IntegerField(help_text="the hand's HAND_RECORD.md version (1, 2 or 3)")
+    receipt = ReceiptSerializer(allow_null=True, help_text="the receipt of seq (version 3)")
+    digest = serializers.CharField(allow_null=True, help_text="once over: the record's digest")
     hand = serializers.UUIDField()
     partie = serializers.UUIDField()
     game = serializers.ChoiceField(choices=Game.choices)
@@ -247,7 +276,10 @@ class HandEventsSerializer(serializers.Serializer):
     events = serializers.ListField(
         child=serializers.DictField(),
         help_text="HAND_RECORD.md's events (`seq`, `type`, `at`, `by`, and the type's fields), "
-                  "redacted for the requester until the hand is over")
+                  "redacted for the requester until the hand is over; a version-3 hand's with "
+                  "`prev`, `hash` and the `seals` of its sealed fields")
+    receipt = ReceiptSerializer(allow_null=True, help_text="the receipt of the last event "
+                                                           "(version 3)")
 
 
 class ShareSerializer(serializers.Serializer):
@@ -263,9 +295,21 @@ class ShareAnswerSerializer(serializers.Serializer):
     seq = serializers.IntegerField(help_text="The hand's seq after the share (and the deal)")
     dealt = serializers.BooleanField(help_text="Whether this share completed the people's "
                                                "shares and the hand was dealt with it")
+    receipt = ReceiptSerializer(allow_null=True, help_text="the receipt of seq (version 3)")
 
 
 class HandVerificationSerializer(serializers.Serializer):
     ok = serializers.BooleanField()
     digest = serializers.CharField(allow_null=True)
     discrepancy = serializers.CharField(allow_null=True)
+
+
+class SigningKeySerializer(serializers.Serializer):
+    id = serializers.CharField(help_text="the first 16 hex digits of sha256 of the public key")
+    public = serializers.CharField(help_text="the raw Ed25519 public key, 64 hex digits")
+    since = serializers.CharField()
+    until = serializers.CharField(allow_null=True, help_text="null: the current key")
+
+
+class SigningKeysSerializer(serializers.Serializer):
+    keys = SigningKeySerializer(many=True)

@@ -13,11 +13,12 @@ from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.generics import ListAPIView
+from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from games import permissions, selectors, services
+from games import permissions, selectors, services, signing
 from games.api import serializers as s
 from games.engine.base import Move
 from games.errors import NotViewer
@@ -190,8 +191,12 @@ class HandEventsView(APIView):
     @extend_schema(responses=s.HandEventsSerializer)
     def get(self, request: Request, hand_id: str) -> Response:
         hand = _hand(request, hand_id)
+        events = selectors.hand_events(hand=hand, user=request.user)
+        last = events[-1] if events else None
         return Response({"hand": str(hand.id), "over": hand.status == Hand.Status.OVER,
-                         "events": selectors.hand_events(hand=hand, user=request.user)})
+                         "events": events,
+                         "receipt": selectors.receipt_of(hand, last["seq"], last["hash"])
+                         if last and "hash" in last else None})
 
 
 _NOT_OVER = OpenApiResponse(description="The hand is not over yet: its record, seed included, "
@@ -217,3 +222,14 @@ class HandVerifyView(APIView):
     @extend_schema(responses={200: s.HandVerificationSerializer, 409: _NOT_OVER})
     def get(self, request: Request, hand_id: str) -> Response:
         return Response(selectors.hand_verification(hand=_hand(request, hand_id)))
+
+
+class SigningKeysView(APIView):
+    """The service's public keys, current and retired, that its receipts are signed with
+    (HAND_RECORD.md, version 3): public, so that anyone can check a receipt."""
+
+    permission_classes = [AllowAny]
+
+    @extend_schema(responses=s.SigningKeysSerializer)
+    def get(self, request: Request) -> Response:
+        return Response(signing.published_keys())

@@ -92,6 +92,13 @@ def _check_header(record: Mapping[str, Any]) -> None:
         raise Discrepancy("pot_before is negative")
     if not isinstance(record.get("options"), dict):
         raise Discrepancy("options must be an object")
+    expected = set(game.normalise_options({}))
+    if set(record["options"]) != expected:
+        missing = sorted(expected - set(record["options"]))
+        unknown = sorted(set(record["options"]) - expected)
+        raise Discrepancy("options must hold every option of the game, and only those"
+                          + (f"; missing: {', '.join(missing)}" if missing else "")
+                          + (f"; unknown: {', '.join(unknown)}" if unknown else ""))
     for key in ("commitment", "seed", "digest"):
         if not isinstance(record.get(key), str) or not _HEX64.fullmatch(record[key]):
             raise Discrepancy(f"{key} must be 64 lowercase hex digits")
@@ -252,7 +259,7 @@ def _check_play(record: Mapping[str, Any]) -> None:
         due = record.get("comet_payment_due")
         if started.get("comet_payment_due") != due or not _int(due):
             raise Discrepancy("comet_payment_due missing or differs from hand_started")
-        _check_comet_due(record["options"], due)
+        _check_comet_due(record["options"], due, record["number"])
     try:
         opening = game.begin(
             deck=record["deck"], dealer=record["dealer"], seats=record["seats"],
@@ -314,17 +321,20 @@ def _check_play(record: Mapping[str, Any]) -> None:
         raise Discrepancy("result is not what the moves give")
 
 
-def _check_comet_due(options: Mapping[str, Any], due: int) -> None:
+def _check_comet_due(options: Mapping[str, Any], due: int, number: int) -> None:
     base = options.get("comet_payment", 1)
     if not options.get("progressive_comet", False):
         if due != base:
             raise Discrepancy(f"comet_payment_due {due} must equal comet_payment {base}")
         return
-    value = base
-    while value < due and value > 0:
+    # Doubled once per consecutive earlier deal without the Comet: at most number - 1 times.
+    value, doublings = base, 0
+    while value < due and value > 0 and doublings < number - 1:
         value *= 2
+        doublings += 1
     if value != due:
-        raise Discrepancy(f"comet_payment_due {due} is not comet_payment {base} doubled")
+        raise Discrepancy(f"comet_payment_due {due} is not comet_payment {base} doubled at "
+                          f"most {number - 1} time(s), once per earlier deal of the partie")
 
 
 def verify_record(record: Mapping[str, Any]) -> str:

@@ -17,6 +17,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
+from games import signing
 from games.engine.base import BY_PLAYER, Move, RuleError
 from games.engine.shares import is_share, is_shuffling, share_event
 from games.errors import (
@@ -139,7 +140,7 @@ def share_send(*, hand_id: uuid.UUID, user: AbstractBaseUser, share: str,
         loaded = store.load(hand, len(table.seats))
         state = loaded.state
         if not is_shuffling(state):
-            if hand.record_format == 2 and _sent(hand, seat):
+            if store.shared(hand) and _sent(hand, seat):
                 raise ShareAlreadySent(_("your share for this hand is already in"))
             raise AlreadyDealt(_("this hand is already dealt: a share can no longer count"))
         if seat in state.sent:
@@ -154,7 +155,8 @@ def share_send(*, hand_id: uuid.UUID, user: AbstractBaseUser, share: str,
             wait_for_shares(hand, hand.deadline)
         save(table, hand)
         deal_at_once(table, hand, at)
-        return {"hand": str(hand.id), "seat": seat, "seq": hand.last_seq, "dealt": dealt}
+        return {"hand": str(hand.id), "seat": seat, "seq": hand.last_seq, "dealt": dealt,
+                "receipt": signing.hand_receipt(hand, hand.last_seq, hand.last_hash)}
 
 
 def _sent(hand: Hand, seat: int) -> bool:

@@ -20,6 +20,8 @@ from games.models import Hand, HandSeed, Partie, Seat, default_share_window
 from . import chips, store
 from .advance import Table, append_events, deal_hand, save, table_for, wait_for_shares
 
+#: The HAND_RECORD.md version of every hand dealt now (hands in play finish in their own).
+RECORD_FORMAT = 3
 BOT_NAMES = ("random", "heuristic", "ismcts", "timeout")
 #: The levels clubs choose among (débutant, habile, fort), by the bot that plays each.
 BOT_LEVELS = LEVELS
@@ -247,10 +249,11 @@ def _deal(table: Table, last: Hand | None, at: datetime) -> Hand | None:
     if _end_reason(partie, last, chips_now, at):
         partie_close(partie=partie, at=at)
         return None
-    # Version 2 (HAND_RECORD.md): the service commits to its seed, the seated people add their
-    # shares, and the deck is shuffled under a key that mixes them in at the deal.
+    # Version 3 (HAND_RECORD.md): the service commits to its seed, the seated people add their
+    # shares, and the deck is shuffled under a key that mixes them in at the deal, keyed by the
+    # seed so that no deck follows from the commitment; hidden values are sealed in the chain.
     seed = new_seed()
-    engine = SharedDeal(get_game(partie.game), seed)
+    engine = SharedDeal(get_game(partie.game), seed, version=RECORD_FORMAT)
     dealer = first_dealer_v2(seed, n) if last is None else (last.dealer + 1) % n
     extra: dict[str, Any] = {}
     if partie.game == "comet":
@@ -262,7 +265,7 @@ def _deal(table: Table, last: Hand | None, at: datetime) -> Hand | None:
     commit = commitment(seed)
     hand = Hand.objects.create(partie=partie, number=(last.number + 1) if last else 1,
                                dealer=dealer, commitment=commit, last_hash=commit,
-                               started_at=at, record_format=2)
+                               started_at=at, record_format=RECORD_FORMAT)
     HandSeed.objects.create(hand=hand, seed=seed)
     started = engine.start(
         dealer=dealer,

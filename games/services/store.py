@@ -21,7 +21,8 @@ from games.engine.deal import deal_from_seed
 from games.engine.protocol import Game
 from games.engine.record import iso_z, seal
 from games.engine.registry import get_game
-from games.engine.shares import SHARE, SharedDeal, deck_v2
+from games.engine.seals import SEALS, seals_of
+from games.engine.shares import SHARE, SharedDeal, shared_deck
 from games.errors import StaleSequence
 from games.models import Hand, HandEvent
 
@@ -51,13 +52,31 @@ def events(hand: Hand) -> list[dict[str, Any]]:
     return [record_event(r) for r in HandEvent.objects.filter(hand=hand).order_by("seq")]
 
 
+def with_seals(hand: Hand, stream: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A version-3 hand's events with the seals of their sealed fields (``seals``), as they
+    are shown during play; other versions' as they are."""
+    if hand.record_format != 3:
+        return stream
+    seed = hand.secret.seed
+    out = []
+    for event in stream:
+        seals = seals_of(event, seed)
+        out.append({**event, SEALS: seals} if seals else event)
+    return out
+
+
+def shared(hand: Hand) -> bool:
+    """Whether the hand is dealt from the players' shares (versions 2 and 3)."""
+    return hand.record_format >= 2
+
+
 def hand_deck(hand: Hand, n_seats: int | None = None) -> list[str]:
-    """The hand's deck, dealt again from its seed (HAND_RECORD.md, the deal), and in version 2
-    from its seed and the shares of its stream (a dealt hand's)."""
-    if hand.record_format == 2:
+    """The hand's deck, dealt again from its seed (HAND_RECORD.md, the deal), and in versions 2
+    and 3 from its seed and the shares of its stream (a dealt hand's)."""
+    if shared(hand):
         shares = {int(p["seat"]): str(p["share"]) for p in HandEvent.objects.filter(
             hand=hand, type=SHARE).values_list("payload", flat=True)}
-        return deck_v2(hand.partie.game, hand.secret.seed, shares)
+        return shared_deck(hand.record_format, hand.partie.game, hand.secret.seed, shares)
     n = hand.partie.seats.count() if n_seats is None else n_seats
     deck, _ = deal_from_seed(hand.partie.game, hand.secret.seed, n)
     return deck
@@ -65,17 +84,17 @@ def hand_deck(hand: Hand, n_seats: int | None = None) -> list[str]:
 
 def engine_of(hand: Hand) -> Game:
     """The engine that replays ``hand``: its game's, dealing at ``deal`` from the seed and the
-    players' shares for a version-2 hand."""
+    players' shares for a version-2 or version-3 hand."""
     game = get_game(hand.partie.game)
-    if hand.record_format == 2:
-        return SharedDeal(game, hand.secret.seed)
+    if shared(hand):
+        return SharedDeal(game, hand.secret.seed, version=hand.record_format)
     return game
 
 
 def start(hand: Hand, n_seats: int | None = None) -> tuple[Game, Any]:
     """The hand's engine and its state before the first event."""
     game = engine_of(hand)
-    if hand.record_format == 2:
+    if shared(hand):
         return game, game.initial_state(())
     return game, game.initial_state(hand_deck(hand, n_seats))
 
@@ -83,7 +102,7 @@ def start(hand: Hand, n_seats: int | None = None) -> tuple[Game, Any]:
 def load(hand: Hand, n_seats: int | None = None) -> Loaded:
     """The hand's state at ``last_seq``: every stored event replayed through its engine."""
     game = engine_of(hand)
-    deck = () if hand.record_format == 2 else hand_deck(hand, n_seats)
+    deck = () if shared(hand) else hand_deck(hand, n_seats)
     state = game.replay(deck, [Event.from_dict(e) for e in events(hand)])
     return Loaded(game=game, state=state, last_hash=hand.last_hash or hand.commitment)
 
@@ -106,8 +125,10 @@ def append(
     stamp = iso_z(at)
     sealed = []
     link = prev_hash
+    # A version-3 event's hash is over its sealed form, keyed by the hand's seed.
+    seed = hand.secret.seed if hand.record_format == 3 else None
     for seq, event in enumerate(new, start=hand.last_seq + 1):
-        s = seal(event, seq=seq, at=stamp, prev=link)
+        s = seal(event, seq=seq, at=stamp, prev=link, seed=seed)
         link = s["hash"]
         sealed.append(s)
     actor_id = actor.pk if actor is not None else None

@@ -46,6 +46,8 @@ from games.engine.verify import (
 )
 from games.engine.visibility import redact_events
 
+from ..receipts import forged_timeout, rechain
+
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 hex32 = st.binary(min_size=32, max_size=32).map(bytes.hex)
 TEST_KEY = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
@@ -87,17 +89,6 @@ def v3_record(game_name: str, seed: str, shares: dict[int, str], n: int,
     return build_record(game=game_name, hand="hand-1", table="t", partie="p", number=1,
                         seed=seed, deck=deck_v3(game_name, seed, shares), events=sealed,
                         version=3)
-
-
-def rechain(record: dict[str, Any]) -> dict[str, Any]:
-    """Chain a changed version-3 record again, as an operator who knows the seed could."""
-    prev = record["commitment"]
-    for i, event in enumerate(record["events"], start=1):
-        event["seq"], event["prev"] = i, prev
-        event["hash"] = hash_v3(event, seals_of(event, record["seed"]))
-        prev = event["hash"]
-    record["digest"] = prev
-    return record
 
 
 def receipt(record: dict[str, Any], seq: int, key: Ed25519PrivateKey = TEST_KEY
@@ -216,27 +207,19 @@ def test_a_sealed_value_in_place_of_a_clear_one_is_refused() -> None:
 
 # -- receipts --------------------------------------------------------------------------------
 
-def forged_timeout(seed_base: int = 0) -> tuple[dict[str, Any], dict[str, Any], int]:
-    """A hand and the same hand rewritten by someone who knows the seed: a ``player`` move
-    that was the default move turned into a ``timeout``, chained again. Both verify."""
+def forged_hand(seed_base: int = 0) -> tuple[dict[str, Any], dict[str, Any], int]:
+    """A hand and the same hand rewritten by someone who knows the seed (tests/receipts.py's
+    forgery: a ``player`` move that was the default move made a ``timeout``). Both verify."""
     for k in range(seed_base, seed_base + 40):
-        seed = hashlib.sha256(f"forge{k}".encode()).hexdigest()
-        record = v3_record("comet", seed, {}, 3)
-        for event in record["events"]:
-            if event["by"] != "player":
-                continue
-            forged = copy.deepcopy(record)
-            forged["events"][event["seq"] - 1]["by"] = "timeout"
-            try:
-                verify_record(rechain(forged))
-            except Discrepancy:
-                continue
-            return record, forged, event["seq"]
+        record = v3_record("comet", hashlib.sha256(f"forge{k}".encode()).hexdigest(), {}, 3)
+        found = forged_timeout(record)
+        if found is not None:
+            return record, *found
     raise AssertionError("no player move equal to the default move in 40 hands")
 
 
 def test_a_rechained_forgery_passes_the_chain_but_contradicts_a_later_receipt() -> None:
-    record, forged, seq = forged_timeout()
+    record, forged, seq = forged_hand()
     assert verify_record(forged) == forged["digest"] != record["digest"]
     keys = read_keys(keys_of(TEST_KEY))
     later = [receipt(record, seq), receipt(record, len(record["events"]))]
@@ -276,7 +259,7 @@ def write(path: Path, obj: Any) -> str:
 
 def test_the_command_line_checks_receipts(tmp_path: Path,
                                           capsys: pytest.CaptureFixture[str]) -> None:
-    record, forged, seq = forged_timeout(100)
+    record, forged, seq = forged_hand(100)
     receipts = {"receipts": [receipt(record, seq), receipt(record, len(record["events"]))]}
     args = ["--receipts", write(tmp_path / "r.json", receipts),
             "--keys", write(tmp_path / "k.json", keys_of(TEST_KEY))]
@@ -316,3 +299,25 @@ def test_an_unknown_format_is_refused() -> None:
     record["format"] = "academie.hand/9"
     with pytest.raises(Discrepancy, match="format is 'academie.hand/9'"):
         verify_record(record)
+
+
+# -- the verifier holds records to the text where it was laxer ----------------------------------
+
+def test_a_record_missing_an_option_is_refused() -> None:
+    record = v3_record("comet", "7a" * 32, {}, 3)
+    for holder in (record, record["events"][0]):
+        holder["options"].pop("per_card", None)
+    with pytest.raises(Discrepancy, match="options must hold every option.*missing: per_card"):
+        verify_record(rechain(record))
+
+
+def test_a_progressive_comet_payment_doubled_more_than_the_earlier_deals_is_refused() -> None:
+    from games.engine.verify import _check_comet_due
+
+    options = {"comet_payment": 1, "progressive_comet": True}
+    _check_comet_due(options, 1, 1)
+    _check_comet_due(options, 4, 3)  # two earlier deals without the Comet
+    with pytest.raises(Discrepancy, match="doubled at most 0 time"):
+        _check_comet_due(options, 2, 1)
+    with pytest.raises(Discrepancy, match="doubled at most 2 time"):
+        _check_comet_due(options, 8, 3)

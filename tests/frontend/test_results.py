@@ -63,15 +63,19 @@ def test_the_results_are_the_club_s_own(client: Any, closed: Any) -> None:
 
 
 def test_the_arbiter_finds_every_finished_hand_by_player_and_game(
-        client: Any, django_user_model: Any) -> None:
+        client: Any, django_user_model: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     from games.models import Hand
     from games.services import partie_start, partie_tick
+    from tests.seeding import seed_stream
 
     ana = django_user_model.objects.create_user("ana")
     staff = django_user_model.objects.create_user("arbitre", is_staff=True)
     comet = partie_start(game="comet", players=[], bots=["heuristic"] * 3, at=timezone.now(),
                          options={"deals": 2}, pause_between_hands=timedelta(0))
     partie_tick(partie_id=comet.pk, at=timezone.now() + timedelta(seconds=1))  # its 2nd hand
+    # The first seed of this stream deals ana's Ma commère hand (HAND_RECORD.md version 3) so
+    # that no bot ends it at once: the hand stops at ana's turn and waits for her (an hour).
+    monkeypatch.setattr("games.services.parties.new_seed", seed_stream("ana-waits-0"))
     partie_start(game="commere", players=[ana], bots=["heuristic"] * 3, at=timezone.now(),
                  options={"rounds": 1}, move_timeout=timedelta(hours=1))
     client.force_login(staff)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import random
 import re
 import time
 from datetime import timedelta
@@ -16,11 +17,14 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import Page
 
+from games.engine.base import Event, Move
+from games.engine.bots import make_bot
 from games.engine.deal import commitment
 from games.engine.registry import get_game
-from games.engine.shares import deck_v2, first_dealer_v2
+from games.engine.shares import SharedDeal, first_dealer_v2
 from games.models import Hand
 from games.services import casual_table_create
+from games.services.parties import RECORD_FORMAT
 from tests.seeding import seed_stream
 
 from .conftest import shot, wait_for_js
@@ -78,22 +82,114 @@ def _without_public_names(payload: dict[str, Any]) -> dict[str, Any]:
     return payload
 
 
-def _seed_where_seat_holds(game: str, seats: int, seat: int, card: str) -> str:
-    """The first seed, in a fixed order, whose deal gives ``card`` to ``seat``: the hand is
-    chosen, not lucky."""
-    engine = get_game(game)
-    names = [{"seat": s, "player": f"p{s}"} for s in range(seats)]
+# The seeds of the two hands the person plays: the hand is chosen, not lucky. The service's
+# play is replayed offline, as it goes at these tables (no share window in the test settings,
+# so no contributor to the deal; no forced-move delay nor Comet window, so every bot's move and
+# every only move is played at once), and the first seed in a fixed order that gives the test
+# what it needs is taken.
+
+def _person_clicks(game: str, view: dict[str, Any], legal: list[Move],
+                   comet_at_block: bool) -> tuple[str, Move]:
+    """What ``_play_out`` clicks (by keyboard as well: after each move the page draws the hand
+    again and Tab starts over from its first card), and the move it makes: "play the Comet" at
+    a blocked run if ``comet_at_block``, else the first card the person may play as the page
+    sorts them (the Comet's own card last), else the first move button."""
+    if comet_at_block and view["phase"] == "blocked" and Move("comet") in legal:
+        return "play the Comet", Move("comet")
+    ranks = "A23456789TJQK" if game == "comet" else "23456789TJQKA"
+    mine = sorted(view["hand"], key=lambda c: ("SHCD".index(c[1]), ranks.index(c[0])))
+    by_card: dict[str, Move] = {}
+    for move in legal:
+        if move.card:
+            by_card[move.card] = move
+        elif move.type == "open":  # shown on the suit's lowest card, the Comet not counted
+            by_card[next(c for c in mine if c[1] == move.suit and c != "9D")] = move
+        elif move.type == "comet":
+            by_card["9D"] = move
+    cards = [c for c in mine if c in by_card]
+    card = next((c for c in cards if c != "9D"), cards[0] if cards else None)
+    if card is not None:
+        return card, by_card[card]
+    move = next(m for m in legal if not m.card)
+    return move.type, move
+
+
+def _hand_played_offline(game: str, seed: str, bots: int, options: dict[str, Any],
+                         comet_at_block: bool = False) -> list[tuple[str, str, list[Move]]]:
+    """The hand the service deals from ``seed`` to a person at seat 0 and heuristic bots after
+    him, played as ``_play_out`` and the bots (``advance.bot_move``) play it: each decision the
+    person is asked, as (phase, what he clicks, the legal moves)."""
+    game_engine = get_game(game)
+    engine = SharedDeal(game_engine, seed, version=RECORD_FORMAT)
+    options = game_engine.normalise_options(options)
+    n = bots + 1
+    started = engine.start(
+        dealer=first_dealer_v2(seed, n), seats=[{"seat": s, "player": f"p{s}"} for s in range(n)],
+        options=options, chips_before={str(s): 0 for s in range(n)}, pot_before=0,
+        commitment=commitment(seed),
+        **({"comet_payment_due": options["comet_payment"]} if game == "comet" else {}))
+    state = engine.apply(engine.initial_state(), started)
+    events = engine.deal(state)
+    seq = 1  # Hand.last_seq: a bot's random draws depend on it
+
+    def play(produced: list[Event]) -> None:
+        nonlocal state, seq
+        for event in produced:
+            state = engine.apply(state, event)
+            seq += 1
+
+    def bot_move(seat: int, legal: list[Move], required: bool) -> Move | None:
+        rng = random.Random(f"{commitment(seed)}:{seq}:{seat}")
+        return make_bot("heuristic", rng).choose(engine, state, seat, legal, required, ())
+
+    play(events)
+    decisions = []
+    while not engine.is_over(state):
+        legal = engine.legal_moves(state)
+        seat = engine.to_act(state)[0]
+        # A bot that only may play (the Comet's holder at a waiting card) has its chance first.
+        for other, moves in legal.items():
+            chance = bot_move(other, moves, False) if other not in (0, seat) else None
+            if chance is not None:
+                play(engine.decide(state, other, chance))
+                break
+        else:
+            if len(legal[seat]) == 1:
+                play(engine.decide(state, seat, legal[seat][0], "forced"))
+            elif seat:
+                move = bot_move(seat, legal[seat], True)
+                assert move is not None
+                play(engine.decide(state, seat, move))
+            else:
+                view = engine.view(state, 0)
+                name, move = _person_clicks(game, view, legal[0], comet_at_block)
+                decisions.append((view["phase"], name, legal[0]))
+                play(engine.decide(state, 0, move))
+    return decisions
+
+
+def _comet_seed() -> str:
+    """The first seed, in a fixed order, whose hand gives the Comet to the person, who plays it
+    at a blocked run and has nothing left to click after it."""
     for i in range(1000):
         seed = f"{i:064x}"
-        deck, dealer = deck_v2(game, seed, {}), first_dealer_v2(seed, seats)
-        opening = engine.begin(deck=deck, dealer=dealer, seats=names,
-                               options=engine.normalise_options({}),
-                               chips_before={str(s): 100 for s in range(seats)}, pot_before=0,
-                               commitment=commitment(seed), comet_payment_due=1)
-        state = engine.replay(deck, opening)
-        if card in engine.view(state, seat)["hand"]:
+        decisions = _hand_played_offline("comet", seed, 2, {}, comet_at_block=True)
+        if decisions and decisions[-1][:2] == ("blocked", "play the Comet"):
             return seed
-    raise AssertionError(f"no seed gives {card} to seat {seat}")
+    raise AssertionError("no seed gives the person the Comet to play at a blocked run")
+
+
+def _commere_seed_base() -> str:
+    """The first stream base, in a fixed order, whose round asks the person for an offer, a
+    give-back, a return under the talon and an announcement (he may announce or exchange)."""
+    for i in range(1000):
+        base = f"commere-keyboard-{i}"
+        decisions = _hand_played_offline("commere", seed_stream(base)(), 3,
+                                         {"compulsory_announce": False})
+        if {m.type for _, _, legal in decisions for m in legal} >= {
+                "offer", "give_back", "return", "announce"}:
+            return base
+    raise AssertionError("no stream base asks the person for every kind of decision")
 
 
 def _sign_in(page: Page, server: Any, path: str, username: str) -> list[str]:
@@ -162,7 +258,8 @@ def test_a_person_plays_a_comet_hand_by_clicking_and_plays_the_comet(
         live_server_process: Any, page: Page, django_user_model: Any, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
     alice = django_user_model.objects.create_user("alice", password=PASSWORD)
-    seed = _seed_where_seat_holds("comet", 3, 0, "9D")
+    # A deal that gives him the Comet (9D), which he plays at a blocked run as his last click.
+    seed = _comet_seed()
     monkeypatch.setattr("games.services.parties.new_seed", lambda: seed)
     partie = casual_table_create(creator=alice, game="comet", players=[alice],
                                  bots=["heuristic", "heuristic"], at=timezone.now(),
@@ -214,7 +311,7 @@ def test_a_person_plays_a_ma_commere_round_by_keyboard_on_a_phone(
         monkeypatch: pytest.MonkeyPatch) -> None:
     # Deals under which the round asks him for an offer, a give-back, a talon return and an
     # announcement.
-    monkeypatch.setattr("games.services.parties.new_seed", seed_stream("commere-keyboard-13"))
+    monkeypatch.setattr("games.services.parties.new_seed", seed_stream(_commere_seed_base()))
     bruno = django_user_model.objects.create_user("bruno", password=PASSWORD)
     partie = casual_table_create(creator=bruno, game="commere", players=[bruno],
                                  bots=["heuristic"] * 3, at=timezone.now(),

@@ -19,6 +19,7 @@ from rest_framework.test import APIClient
 
 from games import services
 from games.engine.cards import CANONICAL_INDEX, COMET, FULL_DECK
+from games.engine.seals import shown_hash
 from games.engine.verify import verify_record
 from games.models import Command, Hand, HandEvent, Partie
 from games.services import chips, store
@@ -594,7 +595,7 @@ def commere(organiser: Any, player: Any, outsider: Any, api_as: Any) -> dict[str
             "spectator": api_as(outsider)}
 
 
-def test_events_while_the_round_runs_hide_the_chain_and_other_players_cards(
+def test_events_while_the_round_runs_show_the_chain_and_seals_not_other_players_cards(
         commere: dict[str, Any]) -> None:
     hand, speaker, card = commere["hand"], commere["speaker"], commere["card"]
     asked = (speaker + 1) % 4
@@ -607,10 +608,16 @@ def test_events_while_the_round_runs_hide_the_chain_and_other_players_cards(
         assert answer.json()["over"] is False
         events = answer.json()["events"]
         assert [e["seq"] for e in events] == list(range(1, hand.last_seq + 1))
-        assert all("hash" not in e and "prev" not in e for e in events)
+        # Every hash recomputes from what this reader is shown, and chains to the receipt.
+        prev = hand.commitment
+        for e in events:
+            assert e["prev"] == prev and shown_hash(e) == e["hash"]
+            prev = e["hash"]
+        assert answer.json()["receipt"]["hash"] == prev == hand.last_hash
         offer = next(e for e in events if e["type"] == "offer")
         assert offer["seat"] == speaker
         assert offer["card"] == (card if seat in (speaker, asked) else None), seat
+        assert offer["seals"]["card"].startswith("sealed:") and card not in str(offer["seals"])
 
 
 def play_out(hand: Hand, clock: Any) -> None:
@@ -634,7 +641,7 @@ def test_the_record_is_withheld_until_the_end_then_verifies(
     assert record.status_code == 200
     doc = record.json()
     assert (doc["format"], doc["game"], doc["hand"], doc["number"]) == (
-        "academie.hand/2", "commere", str(hand.id), 1)
+        "academie.hand/3", "commere", str(hand.id), 1)
     assert doc["seats"][0] == {"seat": 0, "player": "pia"}
     assert hashlib.sha256(bytes.fromhex(doc["seed"])).hexdigest() == doc["commitment"]
     assert doc["commitment"] == hand.commitment
@@ -656,7 +663,8 @@ def test_after_the_round_every_reader_gets_the_complete_events(
     for client in [*commere["clients"].values(), commere["spectator"]]:
         answer = client.get(f"/api/hands/{hand.id}/events").json()
         assert answer["over"] is True
-        assert answer["events"] == record["events"]
+        assert [{k: v for k, v in e.items() if k != "seals"}
+                for e in answer["events"]] == record["events"]
         view = client.get(f"/api/hands/{hand.id}/").json()
         assert view["seed"] == record["seed"]
         assert view["legal_moves"] == []

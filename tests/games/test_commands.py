@@ -70,7 +70,7 @@ def test_export_one_hand_to_a_directory_gives_a_record_the_verifier_accepts(tmp_
     assert f"1 record(s) written to {tmp_path}" in out
     record = json.loads(path.read_text(encoding="utf-8"))
     assert record == hand_record(hand=hand)
-    assert record["format"] == "academie.hand/2" and record["number"] == 2
+    assert record["format"] == "academie.hand/3" and record["number"] == 2
     checked = _verifier(path)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert checked.stdout.splitlines() == [f"OK {record['digest']}"]

@@ -24,7 +24,7 @@ from games.engine.bots import TimeoutBot
 from games.engine.deal import commitment
 from games.engine.play import play_hand
 from games.engine.registry import get_game
-from games.engine.shares import deck_v2, first_dealer_v2
+from games.engine.shares import deck_v3, first_dealer_v2
 from games.engine.verify import verify_record
 from games.errors import GameError, StaleSequence
 from games.models import Command, Hand, HandEvent, Partie
@@ -141,7 +141,7 @@ def _seed_with_an_announcement(n: int) -> str:
     options = game.normalise_options({"rounds": 1})
     for i in range(200):
         seed = hashlib.sha256(f"announce-{i}".encode()).hexdigest()
-        deck, dealer = deck_v2("commere", seed, {}), first_dealer_v2(seed, n)
+        deck, dealer = deck_v3("commere", seed, {}), first_dealer_v2(seed, n)
         _, events = play_hand(game, deck=deck, dealer=dealer,
                               seats=[{"seat": s, "player": f"p{s}"} for s in range(n)],
                               options=options, chips_before={str(s): 50 for s in range(n)},

@@ -19,7 +19,8 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import DatabaseError, connection, transaction
 
-from games.engine.base import Event, event_hash
+from games.engine.base import Event
+from games.engine.seals import hash_v3, seals_of
 from games.engine.verify import Discrepancy, verify_record
 from games.errors import StaleSequence
 from games.models import Hand, HandEvent, HandSeed, Partie
@@ -167,7 +168,9 @@ def test_the_stream_is_a_hash_chain_from_the_commitment(finished_hand):
     assert events[0]["prev"] == finished_hand.commitment
     for before, after in zip(events, events[1:], strict=False):
         assert after["prev"] == before["hash"]
-    assert all(e["hash"] == event_hash(e) for e in events)
+    # Version 3: each hash is over the event's sealed form, keyed by the hand's seed.
+    assert finished_hand.record_format == 3
+    assert all(e["hash"] == hash_v3(e, seals_of(e, seed)) for e in events)
     assert all(e["at"].endswith("Z") for e in events)
     assert hand_record(hand=finished_hand)["digest"] == events[-1]["hash"]
 
@@ -209,14 +212,16 @@ def test_an_event_altered_past_the_triggers_fails_verification(how):
             cursor.execute("UPDATE games_handevent SET by = %s WHERE id = %s",
                            ["timeout" if move.by != "timeout" else "player", move.id])
     else:
-        # A careful forger: every hash after the change is recomputed, the chain is whole.
+        # A careful forger who knows the seed: every hash after the change is recomputed over
+        # its sealed form, the chain is whole; the rules still catch the change.
         events = store.events(victim)
+        seed = victim.secret.seed
         i = next(k for k, e in enumerate(events) if e["seq"] == pay.seq)
         events[i]["amount"] += 1
         with _triggers_suspended("games_handevent") as cursor:
             for k in range(i, len(events)):
                 events[k]["prev"] = events[k - 1]["hash"]
-                events[k]["hash"] = event_hash(events[k])
+                events[k]["hash"] = hash_v3(events[k], seals_of(events[k], seed))
                 payload = {key: v for key, v in events[k].items()
                            if key not in ("seq", "type", "at", "by", "prev", "hash")}
                 cursor.execute("UPDATE games_handevent SET payload = %s, prev = %s, hash = %s "

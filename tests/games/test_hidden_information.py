@@ -26,6 +26,7 @@ from rest_framework.test import APIClient
 from games import services
 from games.engine import comet
 from games.engine.cards import FULL_DECK
+from games.engine.seals import shown_hash
 from games.engine.verify import verify_record
 from games.models import Hand, HandEvent, Partie
 from games.services import store
@@ -171,6 +172,18 @@ def _body(answer: Any) -> tuple[Any, str]:
     return answer.json(), answer.content.decode()
 
 
+def assert_chain_holds(body: dict[str, Any], commitment: str, who: str) -> None:
+    """Every hash a reader is shown recomputes from what he is shown, and chains from the
+    commitment; its last event's receipt names that hash."""
+    prev = commitment
+    for event in body["events"]:
+        assert event["prev"] == prev and shown_hash(event) == event["hash"], (who, event)
+        for name, seal in event.get("seals", {}).items():
+            assert seal.startswith("sealed:") and event[name] != seal, (who, event)
+        prev = event["hash"]
+    assert body["receipt"]["hash"] == prev and body["receipt"]["seq"] == body["events"][-1]["seq"]
+
+
 def check_everything_as_everyone(table: Table) -> None:
     hand = table.hand
     loaded = store.load(hand)
@@ -178,7 +191,9 @@ def check_everything_as_everyone(table: Table) -> None:
     state = loaded.state
     over = hand.status == Hand.Status.OVER
     hashes = HandEvent.objects.filter(hand=hand).values_list("hash", flat=True)
-    secrets = {hand.secret.seed, *hashes}
+    # A version-3 hand shows its chain (its hashes cover seals, not hidden values); an older
+    # hand's hashes would let a reader find a hidden card by hashing the candidates.
+    secrets = {hand.secret.seed} if hand.record_format == 3 else {hand.secret.seed, *hashes}
     holder = comet_holder(state) if table.partie.game == "comet" else None
     hidden_of = comet_hidden_from if table.partie.game == "comet" else commere_hidden_from
     hidden_from_all = hidden_of(state, None)  # every hand and the talon
@@ -212,6 +227,8 @@ def check_everything_as_everyone(table: Table) -> None:
                 assert all(e["seat"] is None for e in kept), f"events tell {who} who kept the Comet"
             if over:
                 continue
+            if name == "events" and hand.record_format == 3:
+                assert_chain_holds(body, hand.commitment, who)
             leaked = cards_named(body) & (hidden_from_all if name in SHARED else hidden)
             assert not leaked, f"{name} shows {who} the hidden cards {sorted(leaked)}"
             assert not [s for s in secrets if s in text], f"{name} shows {who} the seed or a hash"
@@ -290,7 +307,10 @@ def check_the_end(table: Table) -> None:
         events = client.get(f"/api/hands/{hand.id}/events").json()
         record = client.get(f"/api/hands/{hand.id}/record").json()
         assert events["over"] is True
-        assert events["events"] == record["events"]
+        # Once over, the events are the record's, each shown with its seals (version 3).
+        assert [{k: v for k, v in e.items() if k != "seals"}
+                for e in events["events"]] == record["events"]
+        assert all(shown_hash(e) == e["hash"] for e in events["events"])
         assert record["seed"] == seed
         assert verify_record(record) == record["digest"]
         assert client.get(f"/api/hands/{hand.id}/verify").json()["ok"] is True

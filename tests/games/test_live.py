@@ -28,11 +28,14 @@ from django.test import Client
 from django.utils import timezone
 
 from config.asgi import application
+from games import signing
 from games.engine.cards import COMET, FULL_DECK, is_card
+from games.engine.seals import shown_hash
 from games.live import InProcessChannelLayer
 from games.models import Hand, Partie
 from games.services import move_play, partie_close, store
 
+from ..receipts import receipt_verifies
 from .factories import PartieFactory, UserFactory
 
 # The sockets' reads run on the test's thread between its commands, which commit: transactional
@@ -395,6 +398,7 @@ def test_no_frame_to_a_seat_or_a_spectator_holds_a_hidden_card(layer, game, peop
     assert hand.status == Hand.Status.OVER and moves >= 2
     allowed = _allowed(hand, len(users))
     seed = hand.secret.seed
+    keys = signing.published_keys()
     for audience, frames in got.items():
         frames = [f for f in frames if f["kind"] == "hand" and f["hand"] == str(hand.pk)]
         # Every event reached every audience, in order (the first frame: the hand as the socket
@@ -413,7 +417,13 @@ def test_no_frame_to_a_seat_or_a_spectator_holds_a_hidden_card(layer, game, peop
             shown = _cards(frame)
             assert shown <= may_see, (audience, frame["seq"], shown - may_see)
             assert frame["seed"] is None and seed not in json.dumps(frame)
-            assert "hash" not in frame["event"]  # a hash would let one try the 52 cards
+            # Version 3: the hash is over the seals, and recomputes from what the frame holds;
+            # the frame's receipt is the service's signature on that very hash.
+            event = frame["event"]
+            assert shown_hash(event) == event["hash"]
+            assert frame["receipt"]["seq"] == event["seq"] == frame["seq"]
+            assert frame["receipt"]["hash"] == event["hash"]
+            assert receipt_verifies(frame["receipt"], keys)
             assert frame["your_seat"] == audience
         if audience is not None:  # not vacuous: a seat is shown its own cards
             own = _cards(frames[0]["view"]["hand"])  # beside it, perhaps a card offered to it

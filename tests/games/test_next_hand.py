@@ -18,7 +18,7 @@ from games.engine.base import BY_FORCED, Move
 from games.engine.commere import ANNOUNCE
 from games.engine.deal import commitment
 from games.engine.registry import get_game
-from games.engine.shares import deck_v2, first_dealer_v2
+from games.engine.shares import deck_v3, first_dealer_v2
 from games.errors import CommandConflict
 from games.models import Command, Hand, HandEvent, Partie
 from games.selectors import hand_view, hand_view_by_id
@@ -400,7 +400,7 @@ def _plays_out_at_its_deal(seed: str, dealer: int, n: int = 4) -> bool:
     """Whether a Ma commère hand dealt from ``seed`` ends at its deal: every decision up to its
     end is a forced one (a compulsory announcement)."""
     game = get_game("commere")
-    deck = deck_v2("commere", seed, {})  # nobody's share: the service's window is 0 here
+    deck = deck_v3("commere", seed, {})  # nobody's share: the service's window is 0 here
     events = game.begin(deck=deck, dealer=dealer,
                         seats=[{"seat": s, "player": f"p{s}"} for s in range(n)],
                         options=game.normalise_options({}), pot_before=0,

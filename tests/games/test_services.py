@@ -21,7 +21,7 @@ from games.engine.base import BY_FORCED, BY_PLAYER, BY_TIMEOUT, Move
 from games.engine.deal import commitment
 from games.engine.play import play_hand
 from games.engine.registry import get_game
-from games.engine.shares import deck_v2, first_dealer_v2
+from games.engine.shares import deck_v3, first_dealer_v2
 from games.engine.verify import verify_record
 from games.errors import (
     CommandConflict,
@@ -261,7 +261,7 @@ def _void_seed(n: int, ante: int, chips_before: dict[str, int]) -> str:
     options = game.normalise_options({"ante": ante, "max_turns": 1, "rounds": 1})
     for i in range(500):
         seed = hashlib.sha256(f"void-{i}".encode()).hexdigest()
-        deck, dealer = deck_v2("commere", seed, {}), first_dealer_v2(seed, n)
+        deck, dealer = deck_v3("commere", seed, {}), first_dealer_v2(seed, n)
         players = [engine_bots.TimeoutBot(random.Random(0)) for _ in range(n)]
         _, events = play_hand(game, deck=deck, dealer=dealer,
                               seats=[{"seat": s, "player": f"p{s}"} for s in range(n)],

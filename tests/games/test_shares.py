@@ -27,7 +27,7 @@ from games.engine.cards import is_card
 from games.engine.deal import commitment, deal_from_seed
 from games.engine.play import play_hand
 from games.engine.registry import get_game
-from games.engine.shares import deck_v2
+from games.engine.shares import deck_v3
 from games.engine.verify import verify_record
 from games.errors import (
     AlreadyDealt,
@@ -93,12 +93,17 @@ def test_two_people_and_a_bot_both_shares_arrive_and_the_deal_comes_before_the_w
     partie, hand = _table([alice, bruno])
     started = hand.started_at
     assert _types(hand) == ["hand_started"]
-    assert (hand.record_format, hand.deadline_kind) == (2, "deal")
+    assert (hand.record_format, hand.deadline_kind) == (3, "deal")
     assert hand.deadline == started + WINDOW  # the most the wait may add
 
     first = _share(api_as(alice), hand, SHARES[0])
     assert first.status_code == 201, first.content
-    assert first.json() == {"hand": str(hand.pk), "seat": 0, "seq": 2, "dealt": False}
+    answer = first.json()
+    receipt = answer.pop("receipt")
+    assert answer == {"hand": str(hand.pk), "seat": 0, "seq": 2, "dealt": False}
+    # The share's answer carries the receipt of the seq it shows (HAND_RECORD.md, version 3).
+    hand.refresh_from_db()
+    assert (receipt["seq"], receipt["hash"]) == (2, hand.last_hash)
     second = _share(api_as(bruno), hand, SHARES[1])
     assert second.status_code == 201 and second.json()["dealt"] is True
 
@@ -112,10 +117,10 @@ def test_two_people_and_a_bot_both_shares_arrive_and_the_deal_comes_before_the_w
 
     hand = _play_out(hand)
     record = hand_record(hand=hand)
-    assert record["format"] == "academie.hand/2"
+    assert record["format"] == "academie.hand/3"
     assert record["shares"] == [{"seat": 0, "share": SHARES[0]},
                                 {"seat": 1, "share": SHARES[1]}]
-    assert record["deck"] == deck_v2("comet", record["seed"], {0: SHARES[0], 1: SHARES[1]})
+    assert record["deck"] == deck_v3("comet", record["seed"], {0: SHARES[0], 1: SHARES[1]})
     assert verify_record(record) == record["digest"]
     assert hand_verification(hand=hand)["ok"] is True
 
@@ -171,8 +176,9 @@ def test_the_next_hand_waits_for_the_shares_too(people: list[Any], api_as: Any) 
     second = services.partie_tick(partie_id=partie.pk, at=partie.next_hand_at)
     assert second is not None and second.number == 2
     assert _types(second) == ["hand_started"] and second.deadline_kind == "deal"
-    assert _share(api_as(bruno), second, SHARES[2]).json() == {
-        "hand": str(second.pk), "seat": 1, "seq": 2, "dealt": False}
+    answer = _share(api_as(bruno), second, SHARES[2]).json()
+    assert answer.pop("receipt")["seq"] == 2
+    assert answer == {"hand": str(second.pk), "seat": 1, "seq": 2, "dealt": False}
 
 
 # -- bad input changes nothing ------------------------------------------------------------------

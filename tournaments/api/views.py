@@ -49,9 +49,10 @@ class SoireeCreateSerializer(serializers.Serializer):
     pause_between_hands = serializers.FloatField(min_value=0, max_value=3600, default=5)
     forced_move_delay = serializers.FloatField(min_value=0, max_value=60, default=1)
     comet_window = serializers.FloatField(min_value=0, max_value=60, default=2)
+    # A soirée's tables seat people: each must have a second at least to send his share.
     share_window = serializers.FloatField(
-        min_value=0, max_value=30, required=False,
-        help_text="Seconds a new hand waits for the people's shares of randomness")
+        min_value=1, max_value=30, required=False,
+        help_text="Seconds a new hand waits for the people's shares of randomness (1 to 30)")
     deals_per_partie = serializers.IntegerField(min_value=1, max_value=MAX_HANDS, required=False,
                                                 allow_null=True, default=None)
     bots_allowed = serializers.BooleanField(default=True)

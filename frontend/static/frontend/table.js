@@ -339,6 +339,7 @@
       $("error").textContent = "";
       if (!$("away").hidden) showAway(false);  // a move brings the player back
       if (r.body.seq > current.seq) render(r.body);
+      watch(r.body);
       await catchUpLog();
     } else if (r.status === 409 && r.body.error === "stale_sequence") {
       $("error").textContent = W.reload;
@@ -436,11 +437,56 @@
     const r = await api(`/api/hands/${T.hand}/`);
     if (r.status !== 200) { $("centre").textContent = r.body.detail || String(r.status); return; }
     render(r.body);
+    watch(r.body);
     await catchUpLog();
   }
   async function catchUpLog() {
     const r = await api(`/api/hands/${T.hand}/events`);
-    if (r.status === 200) logEvents(r.body.events);
+    if (r.status !== 200) return;
+    logEvents(r.body.events);
+    chain.feed(r.body.events);
+    chain.claim(r.body.receipt);
+    AcademieChain.keepReceipt(r.body.receipt);
+  }
+
+  // -- The hash chain and the receipts (HAND_RECORD.md, version 3; chain.js) ------------
+  // Every event and receipt of a version-3 hand is checked as it comes, after the page has
+  // drawn it (the hashing is asynchronous; the game does not wait on it). A break is said
+  // in the page, and the hand is loaded again from the API, the check started again there.
+  const chain = new AcademieChain.Follower({
+    onBreak: chainBroken,
+    fetchEvents: async () => (await api(`/api/hands/${T.hand}/events`)).body,
+  });
+  let reloading = null;  // the frames that come while the hand is loaded again, or null
+  let reloads = Promise.resolve();  // one reload after another
+  let breaks = 0;
+  function watch(h) {
+    if (!h || h.hand !== T.hand) return;
+    chain.view(h);
+    AcademieChain.keepReceipt(h.receipt);
+  }
+  function chainBroken({seq, reason}) {
+    const box = $("chain-alert");
+    box.hidden = false;
+    box.dataset.seq = seq;
+    box.dataset.reason = reason;
+    $("chain-said").textContent = fill(box.dataset.broken, {seq});
+    breaks += 1;
+    if (breaks > 3) return;  // a server that keeps breaking its chain is not asked again and again
+    reloading = reloading || [];
+    reloads = reloads.then(async () => {
+      chain.reset();
+      logged = 0; lastOfferer = null; lastCard = null; lastMover = null;
+      $("log").innerHTML = "";
+      try {
+        await refresh();
+      } finally {
+        const held = reloading;
+        reloading = null;
+        held.forEach(framed);
+      }
+      $("chain-said").textContent = fill(box.dataset.reloaded, {seq});
+    }).catch(e => console.error("reload", e));
   }
 
   // -- From hand to hand ----------------------------------------------------------------
@@ -491,9 +537,11 @@
   }
   if (T.soiree) { news(); setInterval(news, 10000); }
   function framed(f) {
+    if (reloading) { reloading.push(f); return; }
     if (f.kind === "hand" && f.hand === T.hand) {
       if (!current || f.seq > current.seq) render(f);
-      if (f.event) logEvents([f.event]);
+      watch(f);
+      if (f.event) { logEvents([f.event]); chain.feed([f.event]); }
     } else if (f.kind === "hand" && f.number > T.number) {
       offerNext(f.hand, f.number, current && current.status === "over");
     } else if (f.kind === "partie" && f.partie_status === "over") {
@@ -644,5 +692,5 @@
     }
     refresh().then(() => { window.live = liveSocket(T.live_path, framed); });
   }
-  window.tablePage = {current: () => current};
+  window.tablePage = {current: () => current, chain, framed};
 })();
