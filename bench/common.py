@@ -131,6 +131,26 @@ def session_key(user: Any) -> str:
     return str(store.session_key)
 
 
+def following_hand(table: dict[str, Any], hand: Any) -> Any:
+    """The id of the hand a table plays after ``hand``, which is over: the next one if the
+    partie dealt it, else the one the timer would deal; when the partie has played all its
+    hands, the first of a new partie of the same people."""
+    from django.utils import timezone
+
+    from games.selectors import next_hand_of
+    from games.services import partie_start, partie_tick
+
+    following = next_hand_of(hand)
+    if following is not None:
+        return following["id"]
+    dealt = partie_tick(partie_id=hand.partie_id, at=timezone.now())
+    if dealt is None:
+        partie = partie_start(players=table["users"], table_label=hand.partie.table_label,
+                              at=timezone.now(), **partie_settings(hand.partie.game))
+        dealt = partie.hands.order_by("-number").first()
+    return dealt.pk
+
+
 class Player:
     """Plays a table's hands through ``games.services.move_play``, one command at a time, as
     its people would: each move one of the awaited seat's legal moves, chosen at random."""
@@ -146,15 +166,12 @@ class Player:
 
         from games.engine.shares import is_shuffling
         from games.models import Hand
-        from games.selectors import next_hand_of
-        from games.services import move_play, partie_tick, share_send, store
+        from games.services import move_play, share_send, store
 
         if self.kept is None:
             hand = Hand.objects.select_related("partie", "secret").get(pk=self.table["hand"])
             if hand.status == Hand.Status.OVER:  # ended at its deal: the next one, or the timer's
-                following = next_hand_of(hand)
-                self.table["hand"] = (following["id"] if following else
-                                      partie_tick(partie_id=hand.partie_id, at=timezone.now()).pk)
+                self.table["hand"] = following_hand(self.table, hand)
                 return 0.0, False
             self.kept = (hand, store.load(hand))
         hand, loaded = self.kept
@@ -193,7 +210,19 @@ def in_processes(target: Any, arg_lists: list[tuple[Any, ...]]) -> tuple[list[An
         w.start()
     start.wait(timeout=300)  # one that failed to start breaks the barrier
     began = time.perf_counter()
-    results = [out.get(timeout=900) for _ in workers]
+    import queue
+
+    results: list[Any] = []
+    while len(results) < len(workers):
+        try:
+            results.append(out.get(timeout=1))
+        except queue.Empty:
+            # A process that died answers nothing: say so now rather than wait for it.
+            failed = [w.exitcode for w in workers if w.exitcode not in (None, 0)]
+            if failed:
+                for w in workers:
+                    w.terminate()
+                sys.exit(f"a benchmark process failed (exit codes {failed}): nothing measured")
     elapsed = time.perf_counter() - began
     for w in workers:
         w.join()

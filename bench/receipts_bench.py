@@ -42,24 +42,23 @@ def main(argv: list[str]) -> None:
     from games import selectors
     from games.engine.shares import is_shuffling
     from games.models import Hand
-    from games.services import move_play, parties, partie_tick, share_send, store
+    from games.services import move_play, parties, share_send, store
 
-    def with_format(version: int, work: Any) -> Any:
+    def deal_in(version: int) -> None:
         # The version every hand dealt now gets: the tables of each half deal their own.
         parties.RECORD_FORMAT = version
-        return work()
 
-    tables = {v: with_format(v, lambda: common.make_tables(args.tables, 4, seed=v))
-              for v in (2, 3)}
+    tables = {}
+    for version in (2, 3):
+        deal_in(version)
+        tables[version] = common.make_tables(args.tables, 4, seed=version)
     rng = random.Random(0)
     times: dict[int, list[float]] = {2: [], 3: []}
 
     def step(version: int, table: dict[str, Any]) -> None:
         hand = Hand.objects.select_related("partie", "secret").get(pk=table["hand"])
         if hand.status == Hand.Status.OVER:
-            following = selectors.next_hand_of(hand)
-            table["hand"] = (following["id"] if following else
-                             partie_tick(partie_id=hand.partie_id, at=timezone.now()).pk)
+            table["hand"] = common.following_hand(table, hand)
             return
         loaded = store.load(hand)
         if is_shuffling(loaded.state):
@@ -81,7 +80,8 @@ def main(argv: list[str]) -> None:
     i = 0
     while min(len(t) for t in times.values()) < args.moves and i < 40 * args.moves:
         for version in (2, 3):
-            with_format(version, lambda v=version: step(v, tables[v][i % args.tables]))
+            deal_in(version)
+            step(version, tables[version][i % args.tables])
         i += 1
         if i % 500 == 0:
             print(f"{i} rounds: {len(times[2])} / {len(times[3])} moves", file=sys.stderr)

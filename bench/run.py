@@ -7,6 +7,7 @@
     growth    a move's p99 with hand_events at 10,000 rows and at 10,000,000
     ismcts    the fort bot's strength against the heuristic bot, and its decision time
     receipts  what sealing and signing (version-3 hands) add to a move's p50
+    audit     the audit page's full check of a 60-event Comet hand, in Chromium
 
 Each prints its figures as one JSON object on its last line.
 """
@@ -18,9 +19,9 @@ import sys
 
 KINDS = {"engine": "engine_bench", "ledger": "ledger_bench", "http": "http_bench",
          "services": "services_bench", "growth": "growth_bench", "ismcts": "ismcts_bench",
-         "receipts": "receipts_bench"}
+         "receipts": "receipts_bench", "audit": "verify_js_bench"}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in KINDS:
         sys.exit(__doc__)
-    importlib.import_module(KINDS[sys.argv[1]]).main(sys.argv[2:])
+    sys.exit(importlib.import_module(KINDS[sys.argv[1]]).main(sys.argv[2:]))

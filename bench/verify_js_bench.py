@@ -1,6 +1,6 @@
 """The audit page's full check of a record in the browser: a 60-event Comet hand, in Chromium.
 
-    python bench/verify_js_bench.py [--runs 30] [--events 60]
+    python bench/run.py audit [--runs 30] [--events 60]
 
 What is timed is what the audit page does once it holds the record (frontend/static/frontend/
 verify.js with rules.js): ``AcademieAudit.auditRecord`` on the record's JSON text, that is the

@@ -35,7 +35,7 @@ def test_the_app_services_get_the_settings_the_code_reads() -> None:
         assert env["DATABASE_URL"].startswith("postgres://")
         assert env["REDIS_URL"].startswith("redis://")
         assert env["DJANGO_SETTINGS_MODULE"] == "config.settings.production"
-        for variable in ("DATABASE_URL", "REDIS_URL", "DJANGO_SECRET_KEY"):
+        for variable in ("DATABASE_URL", "REDIS_URL", "DJANGO_SECRET_KEY", "ACADEMIE_SIGNING_KEY"):
             assert variable in env
             assert f'"{variable}"' in settings_text or variable == "DATABASE_URL"
         assert compose["services"][name]["depends_on"]["postgres"]["condition"] == \
