@@ -13,7 +13,7 @@ from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
 
 from games.errors import HandNotOver
-from games.models import Hand, HandEvent, Invitation, Partie, Seat
+from games.models import Hand, HandEvent, Invitation, Partie, Seat, SigningKey
 from games.selectors import hand_record, hand_verification
 
 
@@ -116,3 +116,12 @@ class HandAdmin(ReadOnlyMixin, admin.ModelAdmin):
                    "title": f"Verification of hand {hand.number}",
                    "result_json": json.dumps(result, indent=1)}
         return TemplateResponse(request, "admin/games/hand_verify.html", context)
+
+
+@admin.register(SigningKey)
+class SigningKeyAdmin(ReadOnlyMixin, admin.ModelAdmin):
+    """The receipts' public keys, current and retired (``/api/keys``): a new key is published
+    by configuration (ACADEMIE_SIGNING_KEY) and ``migrate``, never typed in here."""
+
+    list_display = ["id", "since", "until", "public"]
+    ordering = ["-since"]

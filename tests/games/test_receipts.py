@@ -169,3 +169,16 @@ def test_a_share_window_under_a_second_at_a_table_with_a_person_is_refused(
                                               "bots": ["heuristic", "heuristic"],
                                               "share_window": 0}, format="json")
     assert bots_only.status_code == 201, bots_only.content
+
+
+def test_club_staff_see_the_keys_in_the_admin_and_cannot_change_them(
+        client: Any, django_user_model: Any) -> None:
+    key = signing.publish_current_key()
+    staff = django_user_model.objects.create_superuser("root", password="pw-root-123")
+    client.force_login(staff)
+    listing = client.get("/admin/games/signingkey/")
+    assert listing.status_code == 200 and key.id in listing.content.decode()
+    assert client.get("/admin/games/signingkey/add/").status_code == 403
+    assert client.post(f"/admin/games/signingkey/{key.id}/delete/", {"post": "yes"}
+                       ).status_code == 403
+    assert SigningKey.objects.filter(pk=key.pk).exists()
