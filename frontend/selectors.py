@@ -14,7 +14,7 @@ from django.utils import timezone
 from games.models import Hand, Partie
 from games.permissions import visible_parties
 from games.selectors import partie_list
-from games.services.invitations import CASUAL
+from games.services import CASUAL
 from tournaments.models import Season, Soiree, SoireeTable
 from tournaments.selectors import soiree_list
 

@@ -34,10 +34,6 @@ def invitations_pending(*, user: Any) -> QuerySet[Partie]:
                                 invitations__answer=Invitation.Answer.PENDING)
 
 
-def hand_list(*, partie: Partie) -> QuerySet[Hand]:
-    return partie.hands.order_by("number")
-
-
 def seat_of(hand: Hand, user: AbstractBaseUser | AnonymousUser,
             seats: Iterable[Seat] | None = None) -> int | None:
     if not user.is_authenticated:
@@ -175,10 +171,6 @@ def hand_replay(*, hand: Hand) -> list[dict[str, Any]]:
                       "seat": moved[0] if moved else None, "view": view,
                       "to_act": view.get("to_act", [])})
     return steps
-
-
-def replayed_events(hand: Hand) -> list[Event]:
-    return [Event.from_dict(e) for e in store.events(hand)]
 
 
 def seats_chips(*, seats: Iterable[Seat]) -> dict[int, int]:

@@ -11,11 +11,13 @@ Every read is an index lookup or a scan of the rows it returns:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Exists, OuterRef, QuerySet, Subquery, Sum
+from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery, Sum
 from django.db.models.functions import Coalesce
 
 from ledger.models import Account, AccountKind, Posting
@@ -171,3 +173,42 @@ def settlement(
         nets=nets,
         transfers=transfers,
     )
+
+
+#: What ``source_totals`` may group by: the account, its owner's username, the entry's source.
+TOTAL_KEYS = {"account": "account_id", "owner": "account__owner__username",
+              "source": "entry__source"}
+
+
+def source_totals(
+    *, prefixes: Sequence[str] = (), sources: Sequence[str] = (), club_key: str | None = None,
+    by: str | tuple[str, ...] = "account", owned_only: bool = False,
+    exclude_refs: Sequence[str] = (),
+) -> dict[Any, int]:
+    """The chips the entries of some sources moved, summed in the database per ``by`` (a key
+    of ``TOTAL_KEYS``, or a tuple of them: the dict's keys are then tuples). A source is
+    chosen by one of ``prefixes`` (``"hand:<id>/"``) or exactly (``sources``). ``owned_only``
+    keeps players' accounts; ``exclude_refs`` leaves accounts of those refs out. Totals of 0
+    are left out."""
+    chosen = Q()
+    for prefix in prefixes:
+        chosen |= Q(entry__source__startswith=prefix)
+    if sources:
+        chosen |= Q(entry__source__in=list(sources))
+    if not chosen:
+        return {}
+    lines = Posting.objects.filter(chosen)
+    if club_key is not None:
+        lines = lines.filter(entry__club_key=club_key)
+    if owned_only:
+        lines = lines.filter(account__owner__isnull=False)
+    if exclude_refs:
+        lines = lines.exclude(account__ref__in=list(exclude_refs))
+    keys = (by,) if isinstance(by, str) else by
+    fields = [TOTAL_KEYS[k] for k in keys]
+    totals: dict[Any, int] = {}
+    for row in lines.order_by().values(*fields).annotate(total=Sum("amount")):
+        if row["total"]:
+            key = tuple(row[f] for f in fields)
+            totals[key[0] if isinstance(by, str) else key] = int(row["total"])
+    return totals

@@ -22,9 +22,11 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from games.models import Hand
+from games.services import seat_wallet
 from games.whatif import branch
+from ledger import selectors as ledger_selectors
 from ledger import services as ledger
-from ledger.models import Account, Posting
+from ledger.models import Account
 from ledger.netting import minimal_transfers
 
 from . import services
@@ -82,27 +84,17 @@ def may_rule(user: AbstractBaseUser, dispute: Dispute) -> bool:
 
 def _hand_nets(hand: Hand) -> dict[int, int]:
     """What the hand moved, per ledger account (its own entries, pots included)."""
-    postings = Posting.objects.filter(entry__source__startswith=f"hand:{hand.pk}/")
-    nets: dict[int, int] = {}
-    for account_id, amount in postings.values_list("account_id", "amount"):
-        nets[account_id] = nets.get(account_id, 0) + amount
-    return {k: v for k, v in nets.items() if v}
+    return ledger_selectors.source_totals(prefixes=[f"hand:{hand.pk}/"])
 
 
 def _moved_by_rulings(dispute: Dispute) -> dict[int, int]:
     """What the dispute's rulings have moved so far, per account (their pot left out)."""
-    postings = Posting.objects.filter(entry__source__startswith=f"dispute:{dispute.pk}/"
-                                      ).exclude(account__ref=f"dispute:{dispute.pk}")
-    nets: dict[int, int] = {}
-    for account_id, amount in postings.values_list("account_id", "amount"):
-        nets[account_id] = nets.get(account_id, 0) + amount
-    return nets
+    return ledger_selectors.source_totals(prefixes=[f"dispute:{dispute.pk}/"],
+                                          exclude_refs=[f"dispute:{dispute.pk}"])
 
 
 def _wallets_of(hand: Hand) -> dict[str, Account]:
     """The wallet each seat of the hand played from, by player name."""
-    from games.services.chips import seat_wallet
-
     return {s.player.get_username(): seat_wallet(hand.partie, s)
             for s in hand.partie.seats.select_related("player")}
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 
 from games import selectors as game_selectors
 from games.models import Hand, Partie
-from ledger.models import Posting
+from ledger import selectors as ledger_selectors
 
 from .models import Announcement, Club, Dispute, Membership, Registration, Soiree, SoireeTable
 
@@ -179,14 +179,6 @@ def disputes_of_player(*, user: Any, limit: int = 10) -> list[dict[str, Any]]:
 
 def rulings_net(*, soiree: Soiree) -> dict[str, int]:
     """What the soirée's rulings moved, per player (the standings add it)."""
-    ids = list(Dispute.objects.filter(soiree=soiree).values_list("pk", flat=True))
-    if not ids:
-        return {}
-    sources = Q()
-    for pk in ids:
-        sources |= Q(entry__source__startswith=f"dispute:{pk}/")
-    nets: dict[str, int] = {}
-    for name, amount in (Posting.objects.filter(sources, account__owner__isnull=False)
-                         .values_list("account__owner__username", "amount")):
-        nets[name] = nets.get(name, 0) + amount
-    return nets
+    ids = Dispute.objects.filter(soiree=soiree).values_list("pk", flat=True)
+    return ledger_selectors.source_totals(prefixes=[f"dispute:{pk}/" for pk in ids],
+                                          by="owner", owned_only=True)

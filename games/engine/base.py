@@ -122,7 +122,3 @@ def event_hash(event: dict[str, Any]) -> str:
     """sha256 of the canonical JSON of the event without its ``hash`` field."""
     body = {k: v for k, v in event.items() if k != "hash"}
     return hashlib.sha256(canonical_json(body)).hexdigest()
-
-
-def seat_key(seat: int) -> str:
-    return str(seat)

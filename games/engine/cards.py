@@ -24,9 +24,5 @@ def suit(card: str) -> str:
     return card[1]
 
 
-def canonical_sorted(cards: tuple[str, ...] | list[str] | frozenset[str]) -> list[str]:
-    return sorted(cards, key=CANONICAL_INDEX.__getitem__)
-
-
 def is_card(value: object) -> bool:
     return isinstance(value, str) and value in CANONICAL_INDEX

@@ -6,11 +6,19 @@
 decision), ``seat_away`` (a player leaves the table or comes back), ``partie_stop_dealing``
 (a closing time brought forward) and ``partie_close``;
 the casual tables' ``casual_table_create``, ``invitation_answer`` and ``casual_table_close``;
-and the bounds every partie keeps (``OPTION_MAX``, ``MAX_HANDS``, ``MAX_BUY_IN``), for the API to
-refuse a body before it reaches them.
+``seat_wallet`` (the account a seat plays from); ``CASUAL`` and ``casual_max_buy_in`` (the
+casual tables' club key and buy-in limit); and the bounds every partie keeps (``OPTION_MAX``,
+``MAX_HANDS``, ``MAX_BUY_IN``), for the API to refuse a body before it reaches them.
 """
 
-from .invitations import casual_table_close, casual_table_create, invitation_answer
+from .chips import seat_wallet
+from .invitations import (
+    CASUAL,
+    casual_max_buy_in,
+    casual_table_close,
+    casual_table_create,
+    invitation_answer,
+)
 from .moves import MovePlayed, deadline_fire, move_play, seat_away, share_send
 from .parties import (
     BOT_LEVELS,
@@ -32,5 +40,6 @@ __all__ = [
     "casual_table_create",
     "invitation_answer", "MAX_BUY_IN", "MAX_HANDS", "OPTION_MAX", "MovePlayed",
     "deadline_fire", "hand_deal", "move_play", "partie_close", "partie_start",
-    "partie_stop_dealing", "partie_tick", "seat_away", "share_send",
+    "partie_stop_dealing", "partie_tick", "seat_away", "share_send", "seat_wallet", "CASUAL",
+    "casual_max_buy_in",
 ]

@@ -203,3 +203,27 @@ def test_a_player_reads_only_his_own_wallets(alice: object, key: Key) -> None:
     assert list(selectors.player_wallets(user=alice)) == [mine]
     assert selectors.wallet_of(user=alice, club_key="club-a") == mine
     assert selectors.wallet_of(user=alice, club_key="club-z") is None
+
+
+def test_source_totals_sum_the_entries_of_the_sources_asked_in_the_database(
+    wallet_a: Account, wallet_b: Account, key: Key
+) -> None:
+    services.buy_in(wallet=wallet_a, amount=50, source="soiree:1/buy-in", idempotency_key=key())
+    services.buy_in(wallet=wallet_b, amount=50, source="soiree:1/buy-in", idempotency_key=key())
+    for amount in (7, 3):
+        services.transfer(payer=wallet_a, payee=wallet_b, amount=amount, memo="m",
+                          source="hand:9/event:4", idempotency_key=key())
+    services.transfer(payer=wallet_b, payee=wallet_a, amount=10, memo="m",
+                      source="hand:10/event:4", idempotency_key=key())
+
+    by_account = selectors.source_totals(prefixes=["hand:9/"])
+    assert by_account == {wallet_a.pk: -10, wallet_b.pk: 10}
+    # Both hands: each wallet's net is 0, and totals of 0 are left out.
+    assert selectors.source_totals(prefixes=["hand:9/", "hand:10/"]) == {}
+    owners = selectors.source_totals(sources=["soiree:1/buy-in"], by="owner", owned_only=True)
+    assert owners == {wallet_a.owner.username: 50, wallet_b.owner.username: 50}
+    pairs = selectors.source_totals(prefixes=["hand:"], sources=["soiree:1/buy-in"],
+                                    by=("owner", "source"), owned_only=True)
+    assert pairs[(wallet_a.owner.username, "hand:9/event:4")] == -10
+    assert pairs[(wallet_b.owner.username, "soiree:1/buy-in")] == 50
+    assert selectors.source_totals() == {}
