@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 from django.db.models import F
+from django.utils import translation
 
 from games.engine import bots as engine_bots
 from games.engine.base import BY_FORCED, BY_PLAYER, BY_TIMEOUT, Move
@@ -400,7 +401,10 @@ def test_a_move_answering_an_old_seq_is_stale(waiting_hand):
     hand, users = waiting_hand
     seat, legal, _ = _pending(hand)
 
-    with pytest.raises(StaleSequence, match=f"the hand is at seq {hand.last_seq}") as stale:
+    # In English (outside a request the site's French would be active, as its catalogue has
+    # this message).
+    with translation.override("en"), pytest.raises(
+            StaleSequence, match=f"the hand is at seq {hand.last_seq}") as stale:
         move_play(hand_id=hand.id, user=users[seat], move=legal[0], seq=hand.last_seq - 1,
                   command_id=uuid.uuid4(), at=T0)
 
