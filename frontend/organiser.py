@@ -111,10 +111,17 @@ def soiree_manage(request: HttpRequest, soiree_id: int) -> HttpResponse:
         raise PermissionDenied("only the club's organisers may run this soirée")
     registrations = list(registration_list(soiree=soiree))
     tables = soiree_tables(soiree=soiree)
+    checked_in = sum(1 for r in registrations if r.checked_in_at)
+    scheduled = soiree.status == Soiree.Status.SCHEDULED
     return render(request, "frontend/soiree_manage.html", {
         "soiree": soiree,
         "registrations": registrations,
-        "checked_in": sum(1 for r in registrations if r.checked_in_at),
+        "checked_in": checked_in,
+        # Not cancelled nor closed: people may still be checked in, and chips move.
+        "live": soiree.status in (Soiree.Status.SCHEDULED, Soiree.Status.OPEN),
+        # It does not open while nobody is checked in (services.soiree_open): say so.
+        "waiting": scheduled and not checked_in,
+        "started": soiree.starts_at <= timezone.now(),
         "move_timeout": soiree.move_timeout.total_seconds(),
         "tables": tables if soiree.status != Soiree.Status.SCHEDULED else [],
         "tables_now": [t for t in tables_now(tables) if t["status"] == "playing"],

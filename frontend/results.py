@@ -5,26 +5,42 @@ the soirée; and the season's standings, by the club's members."""
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import pgettext
 
 from tournaments import sheets
 from tournaments.models import Soiree
+from tournaments.selectors import may_organise, soiree_tables
 from tournaments.services import season_standings
 
 from .access import viewable_season, viewable_soiree
 from .ratings import season_ratings
 
 
-def _words() -> dict[str, str]:
+def _words(soiree: Soiree) -> dict[str, str]:
     """The sheet's headings in the reader's language (the soirée page's words)."""
     return {"standings": _("Standings"), "settlement": _("Settlement"),
             "hands_section": _("Hands and their verification digests"),
             "nothing": _("nothing to settle"), "pays": _("{payer} pays {payee} {amount}"),
-            "player": _("player"), "net": _("net"), "hands_won": _("hands won"),
-            "hands": _("hands"), "comets": _("Comets"), "tricons": _("tricons")}
+            "rank": _("rank"), "player": _("player"), "buy_in": _("buy-in"),
+            "rebuys": _("rebuys"), "final_chips": _("final chips"), "net": _("net"),
+            "hands_won": _("hands won"), "hands": _("hands"), "comets": _("Comets"),
+            "tricons": _("tricons"), "table": _("Table"), "partie": _("partie"),
+            "hand": _("hand"), "verified": _("verified"), "digest": _("digest"),
+            "id": _("hand id"), "planned": _("planned"), "actual": _("actual"),
+            "status": status_word(soiree)}
+
+
+def status_word(soiree: Soiree) -> str:
+    """The soirée's state as the sheets say it: scheduled, in progress, over."""
+    return {Soiree.Status.SCHEDULED: pgettext("soirée status", "scheduled"),
+            Soiree.Status.OPEN: pgettext("soirée status", "open"),
+            Soiree.Status.CLOSED: pgettext("soirée status", "closed")}.get(
+                soiree.status, soiree.status)
 
 
 @login_required
@@ -32,7 +48,8 @@ def results_page(request: HttpRequest, soiree_id: int) -> HttpResponse:
     soiree = viewable_soiree(request, soiree_id)
     with timezone.override(soiree.club.zone()):  # the club's times
         return render(request, "frontend/results.html", {
-            "soiree": soiree, "players": (soiree.standings or {}).get("players", []),
+            "soiree": soiree, "players": sheets.standings_rows(soiree),
+            "game_column": sheets.GAME_COLUMN.get(soiree.game, "comets"),
             "transfers": (soiree.settlement or {}).get("transfers", []),
             "hands": sheets.hands_of(soiree)})
 
@@ -59,10 +76,24 @@ def room_screen(request: HttpRequest, soiree_id: int) -> HttpResponse:
 
 
 @login_required
+def seating_sheet(request: HttpRequest, soiree_id: int) -> HttpResponse:
+    """The seating to print and pin up, alone: one block per table (its latest partie), in
+    large type, with the seed it was drawn from. The manage page links it; its organisers
+    read it."""
+    soiree = get_object_or_404(Soiree.objects.select_related("club"), pk=soiree_id)
+    if not may_organise(request.user, soiree.club_id):
+        raise PermissionDenied("only the club's organisers may print this soirée's seating")
+    latest = {t["table"]: t for t in soiree_tables(soiree=soiree)}
+    with timezone.override(soiree.club.zone()):
+        return render(request, "frontend/seating.html", {
+            "soiree": soiree, "tables": [latest[n] for n in sorted(latest)]})
+
+
+@login_required
 def results_pdf(request: HttpRequest, soiree_id: int) -> HttpResponse:
     soiree = viewable_soiree(request, soiree_id)
     return _file(soiree, "results.pdf", "application/pdf",
-                 sheets.results_pdf(soiree, words=_words()))
+                 sheets.results_pdf(soiree, words=_words(soiree)))
 
 
 @login_required

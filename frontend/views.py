@@ -23,7 +23,7 @@ from django.utils.translation import gettext as _
 from games.engine.registry import get_game
 from games.models import Game, Hand
 from games.selectors import hand_record, invitations_pending, seat_of
-from games.services.invitations import casual_max_buy_in
+from games.services import casual_max_buy_in
 from tournaments.arbitration import may_rule, window_end
 from tournaments.models import Dispute, SoireeTable
 from tournaments.selectors import (
@@ -37,6 +37,7 @@ from tournaments.selectors import (
 
 from . import selectors as lobby_reads
 from .access import viewable_hand, viewable_soiree
+from .accounts import club_links
 from .calendar import calendar_links
 from .organiser import may_create_soirees
 from .words import bot_levels, table_words
@@ -64,6 +65,7 @@ def lobby(request: HttpRequest) -> HttpResponse:
         "max_buy_in": casual_max_buy_in(),
         "time_zone": settings.TIME_ZONE,
         "organises": may_create_soirees(user),
+        "clubs_organised": club_links(user),
         "my_disputes": disputes_of_player(user=user),
         "calendars": calendar_links(request),
     })

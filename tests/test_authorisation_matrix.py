@@ -101,7 +101,14 @@ EXPECTED: dict[tuple[str, str], dict[str, int]] = {
     ("POST", "/api/soirees/{soiree_id}/announcements"): _ORGANISER_400,
     ("PATCH", "/api/soirees/{soiree_id}/"): _ORGANISER_ONLY,  # an empty change: nothing done
     ("POST", "/api/soirees/{soiree_id}/cashout"): _ORGANISER_400,
-    ("POST", "/api/soirees/{soiree_id}/open"): _ORGANISER_ONLY,
+    # Nobody is checked in at the soirée of the matrix: past the door, it waits (409).
+    ("POST", "/api/soirees/{soiree_id}/open"): {r: (409 if s == 200 else s)
+                                                 for r, s in _ORGANISER_ONLY.items()},
+    ("POST", "/api/soirees/{soiree_id}/cancel"): _ORGANISER_ONLY,
+    ("POST", "/api/soirees/{soiree_id}/checkin/undo"): _ORGANISER_400,
+    # Anyone signed in may take his own name off; nobody is registered here (409).
+    ("POST", "/api/soirees/{soiree_id}/unregister"): {r: (401 if r == "anonymous" else 409)
+                                                       for r in ROLES},
     ("POST", "/api/soirees/{soiree_id}/close"): _ORGANISER_ONLY,
     ("GET", "/api/soirees/{soiree_id}/tables"): _VIEW,
     ("GET", "/api/soirees/{soiree_id}/my-table"): _VIEW,
@@ -128,6 +135,7 @@ EXPECTED: dict[tuple[str, str], dict[str, int]] = {
     ("PAGE", "/soirees/{soiree_id}/standings.csv"): _PAGE_VIEW,
     ("PAGE", "/soirees/{soiree_id}/settlement.csv"): _PAGE_VIEW,
     ("PAGE", "/soirees/{soiree_id}/manage"): _PAGE_ORGANISER,
+    ("PAGE", "/soirees/{soiree_id}/seating"): _PAGE_ORGANISER,
     ("PAGE", "/soirees/{soiree_id}/edit"): _PAGE_ORGANISER,
     ("PAGE", "/seasons/{season_id}/"): _PAGE_VIEW,
     ("PAGE", "/seasons/{season_id}/players/{user_id}/"): _PAGE_VIEW,
@@ -146,6 +154,17 @@ EXPECTED: dict[tuple[str, str], dict[str, int]] = {
                                              for r in ROLES},
     ("PAGE", "/accounts/login/"): {r: 200 for r in ROLES},
     ("PAGE", "/accounts/logout/"): {r: 405 for r in ROLES},
+    # The club's people: its organisers invite; anyone with a link signs up (or, signed in,
+    # joins); the password pages are Django's, a reset asked for signed out.
+    ("PAGE", "/clubs/{club_id}/members"): _PAGE_ORGANISER,
+    ("PAGE", "/accounts/invitation/{secret}/"): {r: 200 for r in ROLES},
+    ("PAGE", "/accounts/password/change/"): _PAGE,
+    ("PAGE", "/accounts/password/change/done/"): _PAGE,
+    ("PAGE", "/accounts/password/reset/"): {r: 200 for r in ROLES},
+    ("PAGE", "/accounts/password/reset/sent/"): {r: 200 for r in ROLES},
+    # A forged reset link: the page says it cannot be used.
+    ("PAGE", "/accounts/password/reset/{uidb64}/{token}/"): {r: 200 for r in ROLES},
+    ("PAGE", "/accounts/password/reset/done/"): {r: 200 for r in ROLES},
 }
 
 
@@ -199,11 +218,14 @@ def world(django_user_model: Any, settings: Any) -> dict[str, Any]:
     from tournaments.calendar import calendar_token_get
 
     token = calendar_token_get(club=club, user=users["member"])
+    from tournaments.invitations import invitation_create
+
+    _invitation, secret = invitation_create(club=club, by=users["organiser"], at=now)
     return {"users": users, "params": {
         "partie_id": partie.pk, "hand_id": hand.pk, "soiree_id": soiree.pk,
         "season_id": season.pk, "club_key": club.slug, "account_id": account.pk,
         "dispute_id": dispute.pk, "club_id": club.pk, "token": token,
-        "user_id": users["member"].pk}}
+        "user_id": users["member"].pk, "secret": secret, "uidb64": "MTIzNDU"}}
 
 
 def _answer(client: APIClient, method: str, path: str, params: dict[str, Any]) -> int:

@@ -28,6 +28,12 @@ class SoireeState(TournamentError):
     code = "soiree_state"
 
 
+class NobodyHere(SoireeState):
+    """A soirée with no person checked in does not open: it waits for its first arrival."""
+
+    code = "nobody_checked_in"
+
+
 class NotAuditor(TournamentError):
     """Not one who may do this to a hand: dispute it (its players, the organiser) or rule on
     it (a club auditor who did not play it)."""

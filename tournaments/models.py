@@ -67,6 +67,33 @@ class Membership(models.Model):
         return f"{self.user} ({self.role}) at {self.club}"
 
 
+class Invitation(models.Model):
+    """A link that lets one person join a club: single-use, and good until ``expires_at``.
+
+    Only the SHA-256 of the link's secret is stored, so that the table (a backup, the admin
+    site) cannot be used to sign up; the secret itself is shown once, to the organiser.
+    """
+
+    club = models.ForeignKey(Club, on_delete=models.CASCADE, related_name="invitations")
+    role = models.CharField(max_length=16, choices=Membership.Role.choices,
+                            default=Membership.Role.PLAYER)
+    token_hash = models.CharField(max_length=64, unique=True, editable=False)
+    email = models.EmailField(blank=True, help_text="Where the link was sent, if it was")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True,
+                                   on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True, blank=True)
+    used_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                on_delete=models.SET_NULL, related_name="+")
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"invitation to {self.club} ({self.created_at:%Y-%m-%d})"
+
+
 class Season(models.Model):
     club = models.ForeignKey(Club, on_delete=models.CASCADE, related_name="seasons")
     name = models.CharField(max_length=100)
@@ -89,6 +116,7 @@ class Soiree(models.Model):
         SCHEDULED = "scheduled"
         OPEN = "open"
         CLOSED = "closed"
+        CANCELLED = "cancelled"  # before it opened: it never opens, its buy-ins reversed
 
     club = models.ForeignKey(Club, on_delete=models.PROTECT, related_name="soirees")
     season = models.ForeignKey(Season, on_delete=models.SET_NULL, null=True, blank=True,
@@ -130,6 +158,7 @@ class Soiree(models.Model):
         null=True, blank=True, help_text="The organiser closed it early: no hand is dealt after "
                                          "this; the planned times are kept")
     closed_at = models.DateTimeField(null=True, blank=True)
+    cancelled_at = models.DateTimeField(null=True, blank=True)
     standings = models.JSONField(null=True, blank=True)
     settlement = models.JSONField(null=True, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,

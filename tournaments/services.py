@@ -12,8 +12,11 @@ from collections import defaultdict
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.db.models import Q
+from django.utils.translation import gettext as _
 
 from config.errors import DomainError
 from games import selectors as game_selectors
@@ -23,9 +26,11 @@ from games.models import Partie
 from games.services import BOT_NAMES, OPTION_MAX, hand_deal, partie_start, partie_stop_dealing
 from ledger import selectors as ledger_selectors
 from ledger import services as ledger
+from ledger.exceptions import InsufficientChips
+from ledger.models import JournalEntry
 from ledger.netting import minimal_transfers
 
-from .errors import NotMember, SoireeError, SoireeState
+from .errors import NobodyHere, NotMember, SoireeError, SoireeState
 from .models import Announcement, Club, Membership, Registration, Soiree, SoireeTable
 from .ratings import parties_to_rate, rate_parties
 from .seating import Change, SeatingError, draw, next_seating
@@ -130,13 +135,60 @@ def registration_add(*, soiree: Soiree, user: AbstractBaseUser) -> Registration:
         raise NotMember(f"{user.get_username()} is not a member of {soiree.club}")
     if soiree.status == Soiree.Status.CLOSED:
         raise SoireeState("this soirée is closed")
-    registration, _ = Registration.objects.get_or_create(soiree=soiree, user=user)
+    if soiree.status == Soiree.Status.CANCELLED:
+        raise SoireeState(_("This soirée was cancelled."))
+    registration, _created = Registration.objects.get_or_create(soiree=soiree, user=user)
     return registration
+
+
+def registration_remove(*, soiree: Soiree, user: AbstractBaseUser) -> None:
+    """A member takes his name off a soirée that has not opened. One checked in already holds
+    its buy-in: the organiser undoes his check-in first (``checkin_undo``)."""
+    with transaction.atomic():
+        soiree = Soiree.objects.select_for_update().get(pk=soiree.pk)
+        if soiree.status != Soiree.Status.SCHEDULED:
+            raise SoireeState(_("This soirée is no longer waiting to open: it is too late to "
+                                "unregister."))
+        registration = Registration.objects.filter(soiree=soiree, user=user).first()
+        if registration is None:
+            raise SoireeState(_("%(name)s is not registered for this soirée.")
+                              % {"name": user.get_username()})
+        if registration.checked_in_at is not None:
+            raise SoireeState(_("%(name)s is already checked in: the organiser undoes the "
+                                "check-in first.") % {"name": user.get_username()})
+        registration.delete()
+
+
+def _elsewhere(soiree: Soiree, user: AbstractBaseUser) -> Soiree | None:
+    """Another soirée at which ``user`` is checked in and may be playing: one open, or one
+    whose times overlap ``soiree``'s and which is not over (closed or cancelled), unless the
+    organiser removed him from its tables."""
+    overlapping = Q(starts_at__lt=soiree.ends_at, ends_at__gt=soiree.starts_at)
+    return (Soiree.objects.select_related("club")
+            .filter(registrations__user=user, registrations__checked_in_at__isnull=False,
+                    registrations__left_at__isnull=True)
+            .exclude(pk=soiree.pk)
+            .filter(Q(status=Soiree.Status.OPEN)
+                    | (Q(status=Soiree.Status.SCHEDULED) & overlapping))
+            .order_by("starts_at", "pk").first())
 
 
 def checkin(*, soiree: Soiree, user: AbstractBaseUser, at: datetime) -> Registration:
     """Check a player in and issue his buy-in; after the opening he joins the next partie."""
     with transaction.atomic():
+        # One player, one soirée at a time: two check-ins of the same player at two soirées
+        # take turns on his user row, so that neither misses the other.
+        get_user_model().objects.select_for_update().filter(pk=user.pk).first()
+        # Under the soirée's lock, as its cancel and its opening are.
+        soiree = Soiree.objects.select_for_update(of=("self",)).select_related("club").get(
+            pk=soiree.pk)
+        other = _elsewhere(soiree, user)
+        if other is not None:
+            raise SoireeState(
+                _("%(name)s is already checked in at another soirée, %(other)s (%(club)s): a "
+                  "player is checked in at one soirée at a time. Undo that check-in, or wait "
+                  "until that soirée is over.")
+                % {"name": user.get_username(), "other": other.name, "club": other.club.name})
         registration = registration_add(soiree=soiree, user=user)
         registration = Registration.objects.select_for_update().get(pk=registration.pk)
         if registration.left_at is not None:  # removed from the tables, he is back
@@ -149,14 +201,96 @@ def checkin(*, soiree: Soiree, user: AbstractBaseUser, at: datetime) -> Registra
                 wallet = ledger.wallet_get_or_create(club_key=soiree.club.slug, owner=user)
                 ledger.buy_in(wallet=wallet, amount=soiree.buy_in,
                               source=f"soiree:{soiree.pk}/buy-in",
-                              idempotency_key=f"soiree:{soiree.pk}:buy-in:{user.pk}",
+                              idempotency_key=_buy_in_key(soiree, user),
                               memo=f"Buy-in at {soiree.name}")
         return registration
+
+
+def _buy_in_key(soiree: Soiree, user: AbstractBaseUser) -> str:
+    """The idempotency key of the player's next buy-in at ``soiree``. A check-in undone had
+    its buy-in reversed; checked in again, he is issued a new one under the next key."""
+    base = f"soiree:{soiree.pk}:buy-in:{user.pk}"
+    undone = JournalEntry.objects.filter(
+        Q(idempotency_key=base) | Q(idempotency_key__startswith=f"{base}:"),
+        reversed_by__isnull=False).count()
+    return base if not undone else f"{base}:{undone + 1}"
+
+
+def _buy_in_now(soiree: Soiree, user: AbstractBaseUser) -> JournalEntry | None:
+    """The player's buy-in at ``soiree`` not reversed yet (None when the soirée has none)."""
+    base = f"soiree:{soiree.pk}:buy-in:{user.pk}"
+    return (JournalEntry.objects.filter(
+        Q(idempotency_key=base) | Q(idempotency_key__startswith=f"{base}:"),
+        reversed_by__isnull=True).order_by("-pk").first())
+
+
+def _reverse_buy_in(soiree: Soiree, user: AbstractBaseUser, key: str, why: str) -> None:
+    entry = _buy_in_now(soiree, user)
+    if entry is None:
+        return
+    try:
+        ledger.entry_reverse(entry=entry, reason=why, idempotency_key=key,
+                             source=f"soiree:{soiree.pk}/buy-in")
+    except InsufficientChips:
+        raise SoireeState(
+            _("%(name)s no longer holds the %(chips)s chips of his buy-in, so it cannot be "
+              "taken back.") % {"name": user.get_username(), "chips": soiree.buy_in}) from None
+
+
+def checkin_undo(*, soiree: Soiree, user: AbstractBaseUser, request_id: Any) -> Registration:
+    """Undo a check-in made by mistake, before the seating: the player stays registered, and
+    his buy-in goes back to the club bank by an entry reversing it (the ledger is never
+    edited). ``request_id`` makes a repeated request (a double click) undo once."""
+    key = f"soiree:{soiree.pk}:checkin-undo:{request_id}"
+    with transaction.atomic():
+        soiree = Soiree.objects.select_for_update(of=("self",)).select_related("club").get(
+            pk=soiree.pk)
+        registration = Registration.objects.select_for_update().filter(
+            soiree=soiree, user=user).first()
+        if registration is not None and registration.checked_in_at is None \
+                and JournalEntry.objects.filter(idempotency_key=key).exists():
+            return registration  # the same request again
+        if soiree.status != Soiree.Status.SCHEDULED:
+            raise SoireeState(_("This soirée has opened: its players may be seated, so a "
+                                "check-in can no longer be undone. Cash the player out, or "
+                                "remove him from his table."))
+        if registration is None or registration.checked_in_at is None:
+            raise SoireeState(_("%(name)s is not checked in at this soirée.")
+                              % {"name": user.get_username()})
+        _reverse_buy_in(soiree, user, key, f"check-in at {soiree.name} undone")
+        registration.checked_in_at = None
+        registration.save(update_fields=["checked_in_at"])
+        return registration
+
+
+def soiree_cancel(*, soiree: Soiree, at: datetime) -> Soiree:
+    """Cancel a soirée that has not opened: it never opens, and every buy-in it issued goes
+    back to the club bank by a reversing entry. An open soirée is closed instead
+    (``soiree_close_now``)."""
+    with transaction.atomic():
+        soiree = Soiree.objects.select_for_update(of=("self",)).select_related("club").get(
+            pk=soiree.pk)
+        if soiree.status == Soiree.Status.CANCELLED:
+            return soiree  # the same request again
+        if soiree.status != Soiree.Status.SCHEDULED:
+            raise SoireeState(_("This soirée has opened: it can no longer be cancelled. Close "
+                                "it now instead."))
+        for registration in soiree.registrations.filter(
+                checked_in_at__isnull=False).select_related("user"):
+            _reverse_buy_in(soiree, registration.user,
+                            f"soiree:{soiree.pk}:cancel:{registration.user_id}",
+                            f"{soiree.name} cancelled")
+        soiree.status = Soiree.Status.CANCELLED
+        soiree.cancelled_at = at
+        soiree.save(update_fields=["status", "cancelled_at"])
+        return soiree
 
 
 def _checked_in(soiree: Soiree, user: AbstractBaseUser, what: str) -> Any:
     if soiree.status == Soiree.Status.CLOSED:
         raise SoireeState(f"this soirée is closed: no {what} now")
+    if soiree.status == Soiree.Status.CANCELLED:
+        raise SoireeState(_("This soirée was cancelled."))
     if not Registration.objects.filter(soiree=soiree, user=user,
                                        checked_in_at__isnull=False).exists():
         raise SoireeError(f"{user.get_username()} is not checked in at this soirée: check him "
@@ -309,6 +443,10 @@ def soiree_open(*, soiree: Soiree, at: datetime) -> list[SoireeTable]:
             raise SoireeState(f"this soirée is already {soiree.status}")
         players = [r.user for r in soiree.registrations.filter(checked_in_at__isnull=False)
                    .select_related("user").order_by("checked_in_at", "pk")]
+        if not players:
+            # An evening of bots alone is nobody's evening: it waits for its first arrival.
+            raise NobodyHere(_("Nobody has arrived yet: check the players in at the door, "
+                               "then the soirée opens."))
         soiree.seating_seed = new_seed()
         try:
             plans = draw(soiree.game, players, seed=soiree.seating_seed,
@@ -411,12 +549,6 @@ def _seat_next_parties(soiree: Soiree, latest: dict[int, SoireeTable],
             logger.warning("soirée %s: table %s cannot start its next partie (%s): %s",
                            soiree.pk, number, [u.get_username() for u in people], exc)
     return list(plan.stop)
-
-
-def _best_low(soiree: Soiree) -> int:
-    from .seating import SIZES
-
-    return SIZES[soiree.game][2]
 
 
 def _wallet(soiree: Soiree, user: Any) -> int:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import csv
 import io
+from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from django.utils import timezone
@@ -14,6 +16,7 @@ from fpdf import FPDF
 
 from games import selectors as game_selectors
 from games.models import Hand, Partie
+from ledger import selectors as ledger_selectors
 
 from .models import Soiree
 
@@ -53,52 +56,125 @@ def settlement_csv(soiree: Soiree) -> str:
     return out.getvalue()
 
 
-def _latin1(text: object) -> str:
-    """The PDF's core fonts hold Latin-1: other characters (œ, ’) are spelled near enough."""
-    spelled = str(text).replace("œ", "oe").replace("’", "'").replace("…", "...")
-    return spelled.encode("latin-1", "replace").decode("latin-1")
+#: The PDF's fonts (DejaVu, tournaments/fonts/README.md): fpdf2's core fonts hold Latin-1
+#: only, and a French sheet needs its dashes and quotes.
+FONTS = Path(__file__).resolve().parent / "fonts"
+#: Each game's own counted column of the standings (RULES.md: a Comet at Comet, a tricon at
+#: Ma commère); the other game's is never shown.
+GAME_COLUMN = {"comet": "comets", "commere": "tricons"}
+
+
+def standings_rows(soiree: Soiree) -> list[dict[str, Any]]:
+    """The standings with each player's rank, buy-in, rebuys and final chips (buy-in + rebuys
+    + net). A bot plays the club's chips: it has neither buy-in nor rebuy (``None``)."""
+    players = (soiree.standings or {}).get("players", [])
+    paid = _chips_paid(soiree)
+    rows = []
+    for rank, row in enumerate(players, start=1):
+        buy_in, rebuys = paid.get(row["player"], (None, None))
+        final = None if buy_in is None else buy_in + (rebuys or 0) + row["net"]
+        rows.append({**row, "rank": rank, "buy_in": buy_in, "rebuys": rebuys,
+                     "final_chips": final})
+    return rows
+
+
+def _chips_paid(soiree: Soiree) -> dict[str, tuple[int, int]]:
+    """Each player's buy-in and rebuys at the soirée, summed from the ledger's wallet lines
+    of its buy-in and rebuy entries."""
+    buy_in, rebuy = f"soiree:{soiree.pk}/buy-in", f"soiree:{soiree.pk}/rebuy"
+    totals = ledger_selectors.source_totals(sources=[buy_in, rebuy], club_key=soiree.club.slug,
+                                            by=("owner", "source"), owned_only=True)
+    paid: dict[str, tuple[int, int]] = {}
+    for (name, source), chips in totals.items():
+        first, more = paid.get(name, (0, 0))
+        paid[name] = (first + chips, more) if source == buy_in else (first, more + chips)
+    return paid
+
+
+def _unicode_pdf() -> FPDF:
+    pdf = FPDF(format="A4")
+    pdf.add_font("DejaVu", "", FONTS / "DejaVuSans.ttf")
+    pdf.add_font("DejaVu", "B", FONTS / "DejaVuSans-Bold.ttf")
+    pdf.add_font("DejaVuMono", "", FONTS / "DejaVuSansMono.ttf")
+    pdf.set_auto_page_break(auto=True, margin=15)
+    return pdf
+
+
+def _span(start: datetime | None, end: datetime | None, zone: Any) -> str:
+    if start is None:
+        return "–"
+    first = timezone.localtime(start, zone)
+    last = "…" if end is None else f"{timezone.localtime(end, zone):%H:%M}"
+    return f"{first:%d/%m/%Y %H:%M}–{last}"
+
+
+#: The sheet's words where the caller gives none (frontend.results gives them translated).
+PDF_WORDS = {"rank": "rank", "buy_in": "buy-in", "rebuys": "rebuys", "final_chips": "final chips",
+             "table": "table", "partie": "partie", "hand": "hand", "verified": "verified",
+             "digest": "digest", "id": "hand id", "planned": "planned", "actual": "actual",
+             "status": ""}
 
 
 def results_pdf(soiree: Soiree, *, words: dict[str, str]) -> bytes:
     """The results sheet: ``words`` are its headings, in the reader's language."""
-    pdf = FPDF(format="A4")
-    pdf.set_auto_page_break(auto=True, margin=15)
+    words = {**PDF_WORDS, **words}
+    pdf = _unicode_pdf()
     pdf.add_page()
-    pdf.set_font("Helvetica", "B", 16)
-    pdf.cell(0, 10, _latin1(soiree.name), new_x="LMARGIN", new_y="NEXT")
-    pdf.set_font("Helvetica", size=10)
-    start = timezone.localtime(soiree.opened_at or soiree.starts_at, soiree.club.zone())
-    end = timezone.localtime(soiree.closed_at or soiree.ends_at, soiree.club.zone())
-    pdf.cell(0, 6, _latin1(f"{soiree.club.name} - {soiree.get_game_display()} - "
-                           f"{start:%d/%m/%Y %H:%M} - {end:%H:%M}"),
+    pdf.set_font("DejaVu", "B", 16)
+    pdf.multi_cell(0, 9, soiree.name, new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font("DejaVu", size=10)
+    zone = soiree.club.zone()
+    facts = [soiree.club.name, soiree.get_game_display(), words["status"]]
+    pdf.cell(0, 6, " — ".join(f for f in facts if f), new_x="LMARGIN", new_y="NEXT")
+    pdf.cell(0, 6, f"{words['planned']} : {_span(soiree.starts_at, soiree.ends_at, zone)}",
+             new_x="LMARGIN", new_y="NEXT")
+    pdf.cell(0, 6, f"{words['actual']} : {_span(soiree.opened_at, soiree.closed_at, zone)}",
              new_x="LMARGIN", new_y="NEXT")
 
     def heading(text: str) -> None:
         pdf.ln(4)
-        pdf.set_font("Helvetica", "B", 12)
-        pdf.cell(0, 8, _latin1(text), new_x="LMARGIN", new_y="NEXT")
-        pdf.set_font("Helvetica", size=9)
+        pdf.set_font("DejaVu", "B", 12)
+        pdf.cell(0, 8, text, new_x="LMARGIN", new_y="NEXT")
+        pdf.set_font("DejaVu", size=9)
 
     heading(words["standings"])
-    with pdf.table(col_widths=(50, 20, 25, 20, 20, 20), text_align="LEFT") as table:
-        table.row([_latin1(words[k]) for k in STANDINGS_COLUMNS])
-        for row in (soiree.standings or {}).get("players", []):
-            table.row([_latin1(row[k]) for k in STANDINGS_COLUMNS])
+    columns = ("rank", "player", "buy_in", "rebuys", "final_chips", "net", "hands_won", "hands",
+               GAME_COLUMN.get(soiree.game, "comets"))
+    widths = (10, 38, 13, 17, 27, 13, 30, 16, 20)
+    aligns = ("RIGHT", "LEFT", *["RIGHT"] * 7)
+    pdf.set_font("DejaVu", size=8.5)
+    with pdf.table(col_widths=widths, text_align=aligns, first_row_as_headings=True) as table:
+        table.row([words[k] for k in columns])
+        for row in standings_rows(soiree):
+            table.row(["–" if row[k] is None else str(row[k]) for k in columns])
     heading(words["settlement"])
     transfers = (soiree.settlement or {}).get("transfers", [])
     if not transfers:
-        pdf.cell(0, 6, _latin1(words["nothing"]), new_x="LMARGIN", new_y="NEXT")
+        pdf.cell(0, 6, words["nothing"], new_x="LMARGIN", new_y="NEXT")
     for t in transfers:
-        pdf.cell(0, 6, _latin1(words["pays"].format(payer=t["from"], payee=t["to"],
-                                                    amount=t["amount"])),
+        pdf.cell(0, 6, words["pays"].format(payer=t["from"], payee=t["to"], amount=t["amount"]),
                  new_x="LMARGIN", new_y="NEXT")
     heading(words["hands_section"])
-    pdf.set_font("Courier", size=7)
-    for h in hands_of(soiree):
-        mark = "OK" if h["ok"] else "FAIL"
-        pdf.cell(0, 4, _latin1(f"T{h['table']} P{h['partie']} #{h['hand']:<3} {mark:4} "
-                               f"{h['digest'] or '-'}  {h['id']}"),
-                 new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font("DejaVuMono", size=6.5)
+    # Fixed-width columns in a fixed-width font: each field right-aligned to the widest of its
+    # heading and its values, so that partie 10 and hand 100 stay in line.
+    hands = hands_of(soiree)
+    fields = [("table", [str(h["table"]) for h in hands]),
+              ("partie", [str(h["partie"]) for h in hands]),
+              ("hand", [str(h["hand"]) for h in hands]),
+              ("verified", ["OK" if h["ok"] else "✗" for h in hands]),
+              ("digest", [h["digest"] or "–" for h in hands]),
+              ("id", [h["id"] for h in hands])]
+    sizes = [max([len(words[k]), *map(len, values)]) for k, values in fields]
+
+    def line(cells: list[str]) -> None:
+        text = "  ".join(c.rjust(n) if i < 4 else c.ljust(n)
+                         for i, (c, n) in enumerate(zip(cells, sizes, strict=True)))
+        pdf.cell(0, 3.6, text.rstrip(), new_x="LMARGIN", new_y="NEXT")
+
+    line([words[k] for k, _ in fields])
+    for i in range(len(hands)):
+        line([values[i] for _, values in fields])
     return bytes(pdf.output())
 
 

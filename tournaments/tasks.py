@@ -25,7 +25,11 @@ logger = logging.getLogger(__name__)
 def soiree_clock() -> int:
     now = timezone.now()
     steps = 0
-    for soiree in Soiree.objects.filter(status=Soiree.Status.SCHEDULED, starts_at__lte=now):
+    # A soirée nobody has arrived at waits (its manage page says so) rather than open with
+    # bots alone; the tick after its first check-in opens it.
+    for soiree in Soiree.objects.filter(
+            status=Soiree.Status.SCHEDULED, starts_at__lte=now,
+            registrations__checked_in_at__isnull=False).distinct():
         try:
             soiree_open(soiree=soiree, at=timezone.now())
             steps += 1

@@ -105,8 +105,12 @@ def database(default: str | None) -> dict[str, Any]:
 DATABASES = {"default": database(f"sqlite:///{BASE_DIR / 'db.sqlite3'}")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# Django's four validators, as its new projects have them: a member's password is checked when
+# he signs up from an invitation, changes it or resets it.
 AUTH_PASSWORD_VALIDATORS = [
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": f"django.contrib.auth.password_validation.{name}"}
+    for name in ("UserAttributeSimilarityValidator", "MinimumLengthValidator",
+                 "CommonPasswordValidator", "NumericPasswordValidator")
 ]
 
 # French first: the clubs' language, and what a browser asking for neither language gets.
@@ -282,6 +286,13 @@ ACADEMIE_SHARE_WINDOW = env.float("ACADEMIE_SHARE_WINDOW", default=3.0)
 ACADEMIE_SIGNING_KEY = env.str("ACADEMIE_SIGNING_KEY", default="")
 ACADEMIE_SIGNING_KEY_FILE = env.str("ACADEMIE_SIGNING_KEY_FILE",
                                     default=str(BASE_DIR / ".signing-key"))
+
+# Email (invitations, password resets): printed on the console here; production sends it by
+# SMTP when EMAIL_HOST is set (production.py).
+EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="Académie <academie@localhost>")
+#: Whether the pages offer to send an email (an invitation, a password reset).
+ACADEMIE_SENDS_EMAIL = True
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "lobby"

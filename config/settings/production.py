@@ -50,6 +50,17 @@ if _proxy_header:
 SESSION_COOKIE_SECURE = True
 CSRF_COOKIE_SECURE = True
 
+# Email by SMTP when the deployment has a server; without one nothing is sent, and the pages
+# say so (an organiser then hands the invitation link over himself).
+EMAIL_HOST = env.str("EMAIL_HOST", default="")
+EMAIL_PORT = env.int("EMAIL_PORT", default=587)
+EMAIL_HOST_USER = env.str("EMAIL_HOST_USER", default="")
+EMAIL_HOST_PASSWORD = env.str("EMAIL_HOST_PASSWORD", default="")
+EMAIL_USE_TLS = env.bool("EMAIL_USE_TLS", default=True)
+EMAIL_BACKEND = ("django.core.mail.backends.smtp.EmailBackend" if EMAIL_HOST
+                 else "django.core.mail.backends.dummy.EmailBackend")
+ACADEMIE_SENDS_EMAIL = bool(EMAIL_HOST)
+
 # One JSON object per line on stdout, unless DJANGO_LOG_FORMAT says text.
 LOGGING = logging_config(json_lines=env.str("DJANGO_LOG_FORMAT", default="json") == "json",
                          level=LOG_LEVEL)

@@ -122,14 +122,18 @@ def test_the_soiree_page_shows_a_table_s_next_hand_at_once(
     settings.CHANNEL_LAYERS = {"default": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
         "CONFIG": {"hosts": [live_server_process.redis_url], "prefix": "academie:live"}}}
-    call_command("demo_soiree", "--tables", "2", "--pause", "60", "--minutes", "120")
+    # A soirée opens once a person is checked in (alice); the table watched is one of bots.
+    call_command("demo_soiree", "--tables", "2", "--pause", "60", "--minutes", "120",
+                 "--human", "alice")
     soiree = Soiree.objects.get()
-    soiree_open(soiree=soiree, at=timezone.now())
-    table = SoireeTable.objects.filter(soiree=soiree).order_by("number").first()
+    if soiree.status == Soiree.Status.SCHEDULED:
+        soiree_open(soiree=soiree, at=timezone.now())
+    tables = SoireeTable.objects.filter(soiree=soiree).order_by("number")
+    table = tables.exclude(partie__seats__player__username="alice").first()
     assert table is not None
     played = table.partie.hands.filter(status="over").count()  # the bots' hands end at once
     _sign_in(page, live_server_process, f"/soirees/{soiree.pk}/", "olga", "olga-pass")
-    first_table = page.locator(".table").first
+    first_table = page.locator(".table").nth(list(tables).index(table))
     expect(first_table).to_contain_text(f"{played} hand(s) played")
     # Each socket open and its first frame (the table as it joined) handled; then the page's
     # own reads of its tables wait, until a frame makes it read them.

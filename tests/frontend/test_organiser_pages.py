@@ -193,14 +193,16 @@ def test_the_registration_list_offers_check_in_to_who_is_not_checked_in(
     assert 'id="late-arrival"' in listed
 
 
-def test_before_the_opening_there_is_no_seating_and_open_and_close_are_offered(
+def test_before_the_opening_there_is_no_seating_and_open_and_cancel_are_offered(
         client: Any, organiser: Any, soiree: Soiree) -> None:
     client.force_login(organiser)
 
     page = client.get(f"/soirees/{soiree.pk}/manage").content.decode()
 
+    # A soirée not yet open is opened or cancelled; "close now" is for an open one.
     actions = _section(page, "actions")
-    assert 'data-action="open"' in actions and 'data-action="close"' in actions
+    assert 'data-action="open"' in actions and 'data-action="cancel"' in actions
+    assert 'data-action="close"' not in actions
     assert 'id="seating"' not in page
 
 
@@ -224,7 +226,7 @@ def test_once_open_the_seating_shows_every_table_and_the_seed_to_print(
     assert "Table 1" in seating
     seated = re.findall(r"<li>(\w+)</li>", seating)
     assert sorted(seated) == ["alice", "bruno", "chloe", "denis"]
-    assert 'data-action="print"' in seating
+    assert f'href="/soirees/{soiree.pk}/seating"' in seating  # the seating, printed alone
     # Open already: only Close is offered.
     actions = _section(page, "actions")
     assert 'data-action="open"' not in actions and 'data-action="close"' in actions

@@ -23,6 +23,7 @@ from games.services import deadline_fire, partie_tick
 from games.tasks import sweep_deadlines
 from ledger import selectors as ledger_selectors
 from tournaments import services
+from tournaments.errors import SoireeState
 from tournaments.models import Soiree, SoireeTable
 from tournaments.tasks import soiree_clock
 
@@ -43,6 +44,12 @@ def _soiree(club: Any, *, lasts: timedelta = timedelta(hours=2), **kwargs: Any) 
     return services.soiree_create(
         club=club, name="Soirée d'essai", starts_at=OPENS, ends_at=OPENS + lasts,
         move_timeout=TIMEOUT, pause_between_hands=PAUSE, **kwargs)
+
+
+def _someone(soiree: Soiree, members: Any) -> None:
+    """One person checked in: a soirée nobody has arrived at does not open."""
+    (user,) = members(1, f"guest{soiree.pk}-")
+    services.checkin(soiree=soiree, user=user, at=timezone.now())
 
 
 def _beat(clock: Any, *, until: Callable[[], bool], limit: float = 600,
@@ -104,8 +111,9 @@ def test_the_soiree_opens_at_its_start_time_and_not_before(clock, club, members)
     assert parse_at(hand.events.order_by("seq").first().at) == OPENS
 
 
-def test_the_next_hand_waits_for_the_pause_between_hands(clock, club):
-    soiree = _soiree(club, deals_per_partie=2)  # nobody: a demo table of bots
+def test_the_next_hand_waits_for_the_pause_between_hands(clock, club, members):
+    soiree = _soiree(club, deals_per_partie=2)
+    _someone(soiree, members)
     clock.move_to(OPENS)
     soiree_clock()
     (table,) = _tables(soiree)
@@ -134,10 +142,11 @@ def test_the_next_hand_waits_for_the_pause_between_hands(clock, club):
 
 
 def test_at_the_closing_time_no_new_hand_is_dealt_and_the_hand_in_progress_finishes(
-        clock, club):
-    # A Comet hand of three time-out bots lasts at least eleven seconds: it is still being
+        clock, club, members):
+    # A Comet hand of time-out players lasts at least eleven seconds: it is still being
     # played when the soirée's closing time comes, five seconds after the start.
     soiree = _soiree(club, lasts=timedelta(seconds=5))
+    _someone(soiree, members)
     clock.move_to(OPENS)
     soiree_clock()
     (hand,) = _hands(soiree)
@@ -243,8 +252,10 @@ def test_two_tables_of_people_ending_together_both_start_their_next_partie(clock
     assert sorted(seated) == sorted(u.username for u in people)  # each once, nobody left
 
 
-def test_close_now_deals_no_new_hand_and_lets_the_hands_in_progress_finish(clock, club):
+def test_close_now_deals_no_new_hand_and_lets_the_hands_in_progress_finish(clock, club,
+                                                                          members):
     soiree = _soiree(club, min_tables=2)
+    _someone(soiree, members)
     clock.move_to(OPENS)
     soiree_clock()
     clock.shift(3)
@@ -269,8 +280,9 @@ def test_close_now_deals_no_new_hand_and_lets_the_hands_in_progress_finish(clock
     assert soiree.standings["players"] and soiree.settlement is not None
 
 
-def test_close_now_from_the_admin(clock, club, admin_client):
+def test_close_now_from_the_admin(clock, club, admin_client, members):
     soiree = _soiree(club)
+    _someone(soiree, members)
     clock.move_to(OPENS)
     soiree_clock()
     clock.shift(2)
@@ -340,6 +352,7 @@ def test_a_person_who_changed_tables_does_not_stop_the_clock(clock, club, member
 def test_a_table_that_cannot_start_is_skipped_and_the_others_start(clock, club, members,
                                                                   monkeypatch, caplog):
     soiree = _soiree(club, deals_per_partie=1, min_tables=2)
+    _someone(soiree, members)
     clock.move_to(OPENS)
     soiree_clock()
     tables = {t.number: t for t in _tables(soiree)}
@@ -377,18 +390,22 @@ def _own_ledger_nets(soiree: Soiree) -> dict[str, int]:
 
 def test_two_overlapping_soirees_sharing_a_player_settle_each_its_own_chips(
         clock, club, members):
-    """Both evenings run at once in one club, and alice plays at both in turn: each
-    settlement nets only its own hands, between its own players."""
+    """Both evenings run at once in one club, and alice plays at both in turn (checked in at
+    the second once the first is over: not before): each settlement nets only its own hands,
+    between its own players."""
     first = _soiree(club, bot_kind="heuristic", deals_per_partie=1, lasts=timedelta(seconds=60))
     second = _soiree(club, bot_kind="heuristic", deals_per_partie=1,
                      lasts=timedelta(seconds=90))
     alice, bruno = members(2)
     services.checkin(soiree=first, user=alice, at=timezone.now())
-    for user in (alice, bruno):
-        services.checkin(soiree=second, user=user, at=timezone.now())
+    services.checkin(soiree=second, user=bruno, at=timezone.now())
+    with pytest.raises(SoireeState):  # one soirée at a time
+        services.checkin(soiree=second, user=alice, at=timezone.now())
     clock.move_to(OPENS - timedelta(seconds=1))
 
-    _beat(clock, until=lambda: _status(first) == _status(second) == Soiree.Status.CLOSED)
+    _beat(clock, until=lambda: _status(first) == Soiree.Status.CLOSED)
+    services.checkin(soiree=second, user=alice, at=timezone.now())
+    _beat(clock, until=lambda: _status(second) == Soiree.Status.CLOSED)
 
     for soiree in (first, second):
         soiree.refresh_from_db()

@@ -14,9 +14,10 @@ from openskill.models import PlackettLuce
 
 from games.models import Partie
 from games.services import partie_tick
+from games.tasks import sweep_deadlines
 from tournaments import ratings
 from tournaments.models import Club, Rating, RatingChange, Season, Soiree
-from tournaments.services import soiree_create, soiree_open, soiree_tick
+from tournaments.services import checkin, soiree_create, soiree_open, soiree_tick
 
 from .conftest import START
 from .ratings_helpers import finished_partie
@@ -256,22 +257,27 @@ def test_a_rebuild_of_an_unknown_season_is_refused() -> None:
         call_command("ratings_rebuild", "--season", "999999", stdout=io.StringIO())
 
 
-def test_a_soiree_played_by_bots_rates_each_partie_from_its_chips(club: Club, season: Season,
-                                                                  clock: Any) -> None:
-    """A real evening: Ma commère tables of bots play out at their deal (seeded), the clock's
-    tick rates their parties, and each player's nets add up to the soirée's standings."""
+def test_a_soiree_played_by_bots_rates_each_partie_from_its_chips(
+        club: Club, season: Season, clock: Any, members: Any) -> None:
+    """A real evening: Ma commère tables of bots, and one person who lets every decision time
+    out, play out (seeded), the clock's tick rates their parties, and each player's nets add
+    up to the soirée's standings."""
     soiree = soiree_create(club=club, season=season, name="Samedi", game="commere",
                            starts_at=EVENING, ends_at=EVENING + timedelta(hours=2),
                            deals_per_partie=2, pause_between_hands=timedelta(0),
+                           move_timeout=timedelta(seconds=1), share_window=timedelta(seconds=1),
                            min_tables=2, bot_kind="heuristic")
+    checkin(soiree=soiree, user=members(1)[0], at=EVENING)  # nobody here: it would not open
     soiree_open(soiree=soiree, at=EVENING)
     at = EVENING
-    for _ in range(50):
+    for _ in range(3000):
         playing = Partie.objects.filter(soiree_table__soiree=soiree,
                                         status=Partie.Status.PLAYING)
         if not playing.exists():
             break
         at += timedelta(seconds=1)
+        clock.move_to(at)
+        sweep_deadlines()
         for partie in playing:
             partie_tick(partie_id=partie.pk, at=at)
     soiree_close_at = soiree.ends_at + timedelta(seconds=1)

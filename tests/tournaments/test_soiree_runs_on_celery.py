@@ -135,10 +135,12 @@ def _sweeps_that_fired(log: str) -> int:
 
 
 def test_a_worker_killed_mid_evening_is_replaced_and_the_sweeper_recovers_its_deadlines(
-        celery_rig, club):
+        celery_rig, club, members):
     celery_rig.start_worker("worker-1")
     celery_rig.start_beat()
     soiree = _evening(club, starts_in=1.0, lasts=6, deals=None)
+    # Somebody has arrived: a soirée nobody is checked in at does not open.
+    services.checkin(soiree=soiree, user=members(1)[0], at=timezone.now())
 
     # The evening is under way on the first worker, both tables in the middle of a hand...
     parties = wait_for(lambda: soiree_parties(soiree), timeout=30, what="the soirée opening",

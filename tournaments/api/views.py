@@ -313,6 +313,56 @@ class SoireeRegisterView(APIView):
                          "registered": True}, status=status.HTTP_201_CREATED)
 
 
+class SoireeUnregisterView(APIView):
+    """A member takes his name off a soirée that has not opened yet."""
+
+    @extend_schema(request=None, responses=RegisteredSerializer)
+    def post(self, request: Request, soiree_id: int) -> Response:
+        soiree = _soiree(soiree_id)
+        services.registration_remove(soiree=soiree, user=request.user)
+        return Response({"soiree": soiree.pk, "player": request.user.get_username(),
+                         "registered": False})
+
+
+class CheckinUndoSerializer(CheckinSerializer):
+    request_id = serializers.UUIDField(help_text="The same id again (a double click) undoes once")
+
+
+class CheckinUndoneSerializer(serializers.Serializer):
+    soiree = serializers.IntegerField()
+    player = serializers.CharField()
+    checked_in = serializers.BooleanField()
+
+
+class SoireeCheckinUndoView(APIView):
+    """An organiser undoes a check-in before the seating: the buy-in goes back to the bank by
+    a reversing entry; the player stays registered."""
+
+    @extend_schema(request=CheckinUndoSerializer, responses=CheckinUndoneSerializer)
+    def post(self, request: Request, soiree_id: int) -> Response:
+        soiree = _soiree(soiree_id)
+        _organiser(request, soiree.club)
+        data = CheckinUndoSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        user = _player(v["player"])
+        services.checkin_undo(soiree=soiree, user=user, request_id=v["request_id"])
+        return Response({"soiree": soiree.pk, "player": user.get_username(),
+                         "checked_in": False})
+
+
+class SoireeCancelView(APIView):
+    """An organiser cancels a soirée that has not opened: it never opens, and its buy-ins are
+    reversed. An open one is closed instead (``…/close``)."""
+
+    @extend_schema(request=None, responses=ClosedSerializer)
+    def post(self, request: Request, soiree_id: int) -> Response:
+        soiree = _soiree(soiree_id)
+        _organiser(request, soiree.club)
+        soiree = services.soiree_cancel(soiree=soiree, at=timezone.now())
+        return Response({"soiree": soiree.pk, "status": soiree.status})
+
+
 class SoireeCheckinView(APIView):
     """An organiser checks a player in (his buy-in is issued)."""
 

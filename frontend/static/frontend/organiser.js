@@ -47,16 +47,20 @@
     return box && box.classList.contains("error") ? box : button.parentElement.querySelector(".error");
   };
 
-  // Open, close (after a confirmation), print.
+  // What acts on people or chips at once asks first (a confirm() dialog).
+  const confirmed = (action, player) => {
+    const question = words[`confirm${action[0].toUpperCase()}${action.slice(1)}`];
+    return !question || confirm(question.replace("{player}", player || ""));
+  };
+
+  // Open, close and cancel (close and cancel after a confirmation).
   for (const button of root.querySelectorAll("#actions button[data-action]")) {
     button.addEventListener("click", () => {
       const action = button.dataset.action;
-      if (action === "close" && !confirm(words.confirmClose)) return;
+      if (!confirmed(action)) return;
       post(`${base}/${action}`, {}, errorAfter(button), [button], reload);
     });
   }
-  const print = root.querySelector("button[data-action=print]");
-  if (print) print.addEventListener("click", () => window.print());
 
   // Check-in at the door: one click per registered player.
   for (const button of root.querySelectorAll("button[data-action=checkin]")) {
@@ -66,11 +70,23 @@
     });
   }
 
+  // A check-in undone before the seating: the buy-in goes back by a reversing entry. The
+  // request id makes a double click undo once.
+  for (const button of root.querySelectorAll("button[data-action=undo]")) {
+    const requestId = crypto.randomUUID();
+    button.addEventListener("click", () => {
+      if (!confirmed("undo", button.dataset.player)) return;
+      post(`${base}/checkin/undo`, {player: button.dataset.player, request_id: requestId},
+           button.parentElement.querySelector(".error"), [button], reload);
+    });
+  }
+
   // Rebuys and cash-outs, through the ledger: each click carries its own request id, so a
-  // double click posts once; the player's chips are shown after it.
+  // double click posts once; the player's chips are shown after it. A cash-out asks first.
   for (const button of root.querySelectorAll("button[data-action=rebuy], button[data-action=cashout]")) {
     let requestId = crypto.randomUUID();
     button.addEventListener("click", () => {
+      if (!confirmed(button.dataset.action, button.dataset.player)) return;
       post(`${base}/${button.dataset.action}`,
            {player: button.dataset.player, request_id: requestId},
            button.parentElement.querySelector(".error"), [button], answer => {
@@ -86,6 +102,7 @@
   for (const button of root.querySelectorAll("button[data-action=move], button[data-action=replace], button[data-action=remove]")) {
     button.addEventListener("click", () => {
       const player = button.dataset.player;
+      if (!confirmed(button.dataset.action, player)) return;
       const body = {player, change: button.dataset.action};
       if (body.change === "move") {
         body.table = Number(root.querySelector(`select[data-move-of="${CSS.escape(player)}"]`).value);

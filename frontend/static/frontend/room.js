@@ -6,20 +6,23 @@
   const W = room.dataset;
   const say = (phrase, values) => phrase.replace(/\{(\w+)\}/g, (m, k) => esc(values[k]));
   const clock = new Intl.DateTimeFormat(document.documentElement.lang || "fr", {hour: "2-digit", minute: "2-digit", timeZone: W.timeZone});
-  let sockets = {}, pending = null;
+  let sockets = {}, pending = null, status = W.status;
+  // The time left follows the soirée's state: a closed soirée is over, whatever its planned end.
   function tick() {
     document.getElementById("clock").textContent = clock.format(new Date());
     const left = Math.ceil((new Date(W.ends) - Date.now()) / 60000);
-    document.getElementById("left").textContent = left > 0 ? say(W.left, {minutes: left}) : W.over;
+    document.getElementById("left").textContent = status !== "closed" && left > 0 ? say(W.left, {minutes: left}) : W.over;
   }
   async function refresh() {
     const t = await api(`/api/soirees/${W.soiree}/tables`);
     if (t.status === 200) {
+      if (t.body.status && t.body.status !== status) { status = t.body.status; tick(); }
       const latest = {};
       for (const tb of t.body.tables) if (!latest[tb.table] || tb.round > latest[tb.table].round) latest[tb.table] = tb;
       const tables = Object.values(latest).sort((a, b) => a.table - b.table);
-      document.getElementById("tables").innerHTML = tables.map(tb => `<div class="room-table">
-        <b>${say(W.table, {table: tb.table})}</b>${tb.current_hand ? " · " + say(W.hand, {number: tb.current_hand.number}) : ""}
+      // A table whose partie is over waits (for its next partie, or the end of the evening).
+      document.getElementById("tables").innerHTML = tables.map(tb => `<div class="room-table${tb.status === "playing" ? "" : " idle"}">
+        <b>${say(W.table, {table: tb.table})}</b>${tb.status !== "playing" ? ` · <span class="room-idle">${esc(W.idle)}</span>` : tb.current_hand ? " · " + say(W.hand, {number: tb.current_hand.number}) : ""}
         <ul>${tb.seats.map(s => `<li>${esc(s.player)}</li>`).join("")}</ul></div>`).join("") || `<p>${esc(W.waiting)}</p>`;
       const playing = tables.filter(tb => tb.status === "playing").map(tb => tb.partie);
       for (const p of Object.keys(sockets)) if (!playing.includes(p)) { sockets[p].stop(); delete sockets[p]; }
