@@ -28,6 +28,7 @@ from tournaments.selectors import (
     may_organise,
     registration_list,
     soiree_tables,
+    stacks,
 )
 
 from .words import bot_levels
@@ -110,6 +111,9 @@ def soiree_manage(request: HttpRequest, soiree_id: int) -> HttpResponse:
     if not may_organise(request.user, soiree.club_id):
         raise PermissionDenied("only the club's organisers may run this soirée")
     registrations = list(registration_list(soiree=soiree))
+    chips = stacks(soiree=soiree)
+    for r in registrations:
+        r.chips = chips.get(r.user_id)  # type: ignore[attr-defined]
     tables = soiree_tables(soiree=soiree)
     checked_in = sum(1 for r in registrations if r.checked_in_at)
     scheduled = soiree.status == Soiree.Status.SCHEDULED

@@ -26,6 +26,7 @@ def _words(soiree: Soiree) -> dict[str, str]:
     return {"standings": _("Standings"), "settlement": _("Settlement"),
             "hands_section": _("Hands and their verification digests"),
             "nothing": _("nothing to settle"), "pays": _("{payer} pays {payee} {amount}"),
+            "correction": _("correction after a ruling"),
             "rank": _("rank"), "player": _("player"), "buy_in": _("buy-in"),
             "rebuys": _("rebuys"), "final_chips": _("final chips"), "net": _("net"),
             "hands_won": _("hands won"), "hands": _("hands"), "comets": _("Comets"),
@@ -50,7 +51,7 @@ def results_page(request: HttpRequest, soiree_id: int) -> HttpResponse:
         return render(request, "frontend/results.html", {
             "soiree": soiree, "players": sheets.standings_rows(soiree),
             "game_column": sheets.GAME_COLUMN.get(soiree.game, "comets"),
-            "transfers": (soiree.settlement or {}).get("transfers", []),
+            "transfers": sheets.settlement_lines(soiree),
             "hands": sheets.hands_of(soiree)})
 
 

@@ -52,6 +52,10 @@ class Partie(models.Model):
     club_key = models.CharField(max_length=64, default="casual",
                                 help_text="The ledger's club whose wallets pay and win")
     table_label = models.CharField(max_length=64, default="free table")
+    wallet_ref = models.CharField(
+        max_length=64, blank=True, default="",
+        help_text="The ref of the wallets its people play from: empty for their wallet of the "
+                  "club, or the stack of a soirée (each soirée's chips are its own)")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PLAYING)
     move_timeout = models.DurationField()
     forced_move_delay = models.DurationField()

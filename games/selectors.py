@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -113,10 +113,13 @@ def hand_results(*, parties: Iterable[Any]) -> list[dict[str, Any]]:
             for partie, number, ended, payload in rows]
 
 
-def partie_results(*, partie: Partie) -> list[tuple[str, dict[str, Any]]]:
+def partie_results(*, partie: Partie,
+                   without: Collection[Any] = ()) -> list[tuple[str, dict[str, Any]]]:
     """The partie's ``hand_over`` and ``comet`` events, as (type, payload), hand by hand: what
-    a soirée's standings count."""
+    a soirée's standings count; ``without``: the ids of hands not to count (hands voided by
+    a ruling)."""
     return list(HandEvent.objects.filter(hand__partie=partie, type__in=["hand_over", "comet"])
+                .exclude(hand_id__in=list(without))
                 .order_by("hand__number", "seq").values_list("type", "payload"))
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from games.models import Hand
 from games.services import seat_wallet
@@ -27,9 +28,8 @@ from games.whatif import branch
 from ledger import selectors as ledger_selectors
 from ledger import services as ledger
 from ledger.models import Account
-from ledger.netting import minimal_transfers
 
-from . import services
+from . import ratings, services
 from .errors import NotAuditor, SoireeError, SoireeState
 from .models import Dispute, Membership, Ruling, Soiree, SoireeTable, WhatIf
 from .selectors import has_role
@@ -134,18 +134,7 @@ def rule(*, dispute: Dispute, arbiter: AbstractBaseUser, kind: str, reason: str,
         raise SoireeError("a ruling gives its reason")
     hand = dispute.hand
     wallets = _wallets_of(hand)
-    corrections = {k: int(v) for k, v in (corrections or {}).items() if int(v)}
-    if kind == Ruling.Kind.ADJUSTED:
-        unknown = sorted(set(corrections) - set(wallets))
-        if unknown:
-            raise SoireeError(f"not a player of this hand: {', '.join(unknown)}")
-        if not corrections:
-            raise SoireeError("an adjusted ruling names its chip corrections")
-        if sum(corrections.values()):
-            raise SoireeError(f"the corrections must sum to zero, not "
-                              f"{sum(corrections.values())}: chips move between players")
-    elif corrections:
-        raise SoireeError("only an adjusted ruling makes chip corrections")
+    corrections = _checked_corrections(kind, corrections, wallets)
     cites = sorted(set(cites or []))
     own = set(dispute.whatifs.values_list("pk", flat=True))
     if set(cites) - own:
@@ -154,14 +143,17 @@ def rule(*, dispute: Dispute, arbiter: AbstractBaseUser, kind: str, reason: str,
     with transaction.atomic():
         # One ruling at a time on a dispute: the hand's row is the lock.
         Hand.objects.select_for_update().get(pk=hand.pk)
-        if kind == Ruling.Kind.VOID:
-            ordered = {account: -net for account, net in _hand_nets(hand).items()}
-        elif kind == Ruling.Kind.ADJUSTED:
-            ordered = {wallets[name].pk: amount for name, amount in corrections.items()}
-        else:
-            ordered = {}
-        moved = _moved_by_rulings(dispute)
-        delta = {a: ordered.get(a, 0) - moved.get(a, 0) for a in {*ordered, *moved}}
+        delta = _delta(dispute, kind, corrections, wallets)
+        if kind == Ruling.Kind.ADJUSTED:
+            # An adjustment takes from the players it names only, and never more than they
+            # hold: it is refused, naming who holds too little, and changes nothing.
+            for line in _effect(delta, wallets):
+                if line["short"]:
+                    raise SoireeError(
+                        _("%(name)s holds %(holds)s chips at this soirée: the adjustment asks "
+                          "him for %(asks)s. Ask for no more than he holds.")
+                        % {"name": line["player"], "holds": line["holds"],
+                           "asks": -line["moves"]})
         memo = (f"Ruling ({kind}) on dispute {dispute.pk}, hand {hand.number} of "
                 f"{hand.partie.table_label}: {reason[:120]}")
         entries, short = _post(dispute, f"dispute:{dispute.pk}/ruling:{request_id}", memo,
@@ -175,6 +167,65 @@ def rule(*, dispute: Dispute, arbiter: AbstractBaseUser, kind: str, reason: str,
             shortfall={names.get(a, accounts[a].name): n for a, n in short.items()})
         _follow_soiree(dispute.soiree_id, at)
         return ruling
+
+
+def _checked_corrections(kind: str, corrections: dict[str, Any] | None,
+                         wallets: dict[str, Account]) -> dict[str, int]:
+    if kind not in Ruling.Kind.values:
+        raise SoireeError(f"unknown ruling {kind!r}: one of {', '.join(Ruling.Kind.values)}")
+    corrections = {k: int(v) for k, v in (corrections or {}).items() if int(v)}
+    if kind == Ruling.Kind.ADJUSTED:
+        unknown = sorted(set(corrections) - set(wallets))
+        if unknown:
+            raise SoireeError(_("Not a player of this hand: %(names)s.")
+                              % {"names": ", ".join(unknown)})
+        if not corrections:
+            raise SoireeError(_("An adjusted ruling names its chip corrections."))
+        if sum(corrections.values()):
+            raise SoireeError(_("The corrections must sum to zero, not %(sum)s: chips move "
+                                "between players.") % {"sum": sum(corrections.values())})
+    elif corrections:
+        raise SoireeError(_("Only an adjusted ruling makes chip corrections."))
+    return corrections
+
+
+def _delta(dispute: Dispute, kind: str, corrections: dict[str, int],
+           wallets: dict[str, Account]) -> dict[int, int]:
+    """What the ruling would post, per account: what it orders, less what the dispute's
+    earlier rulings moved (an appeal corrects, never rewrites)."""
+    if kind == Ruling.Kind.VOID:
+        ordered = {account: -net for account, net in _hand_nets(dispute.hand).items()}
+    elif kind == Ruling.Kind.ADJUSTED:
+        ordered = {wallets[name].pk: amount for name, amount in corrections.items()}
+    else:
+        ordered = {}
+    moved = _moved_by_rulings(dispute)
+    return {a: ordered.get(a, 0) - moved.get(a, 0) for a in {*ordered, *moved}
+            if ordered.get(a, 0) != moved.get(a, 0)}
+
+
+def _effect(delta: dict[int, int], wallets: dict[str, Account]) -> list[dict[str, Any]]:
+    """Per account the ruling moves: who, what he holds now, what he gives (negative) or
+    receives, and what he would fail to give."""
+    names = {w.pk: name for name, w in wallets.items()}
+    accounts = Account.objects.in_bulk(list(delta))
+    return [{"player": names.get(pk, accounts[pk].name), "holds": accounts[pk].balance,
+             "moves": amount, "short": max(0, -amount - accounts[pk].balance)}
+            for pk, amount in sorted(delta.items(), key=lambda item: item[1])]
+
+
+def ruling_effect(*, dispute: Dispute, arbiter: AbstractBaseUser, kind: str,
+                  corrections: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What a ruling would do, before it is posted (nothing is written): per player, the chips
+    he holds and what he would give or receive, and any shortfall. An adjustment with a
+    shortfall is refused when posted; a void's falls on the hand's own accounts."""
+    if not may_rule(arbiter, dispute):
+        raise NotAuditor("only a club auditor who did not play this hand may rule on it")
+    wallets = _wallets_of(dispute.hand)
+    corrections = _checked_corrections(kind, corrections, wallets)
+    lines = _effect(_delta(dispute, kind, corrections, wallets), wallets)
+    return {"kind": kind, "lines": lines, "shortfall": sum(line["short"] for line in lines),
+            "postable": kind != Ruling.Kind.ADJUSTED or not any(x["short"] for x in lines)}
 
 
 def _post(dispute: Dispute, source: str, memo: str, delta: dict[int, int],
@@ -213,7 +264,7 @@ def _post(dispute: Dispute, source: str, memo: str, delta: dict[int, int],
 
 def _follow_soiree(soiree_id: int, at: datetime) -> None:
     """A closed soirée's standings follow the ruling; its settlement keeps the transfers it
-    showed and gains the correcting ones."""
+    showed and gains the correcting ones; its season's ratings are rated again."""
     if not Soiree.objects.filter(pk=soiree_id, status=Soiree.Status.CLOSED).exists():
         return  # an open soirée computes its standings at its close, rulings included
     with transaction.atomic():
@@ -222,24 +273,11 @@ def _follow_soiree(soiree_id: int, at: datetime) -> None:
             return
         soiree.standings = services.standings_compute(soiree=soiree,
                                                       at=soiree.closed_at or at)
-        settled = dict.fromkeys({r["player"] for r in soiree.standings["players"]}, 0)
-        for t in (soiree.settlement or {}).get("transfers", []):
-            settled[t["from"]] = settled.get(t["from"], 0) - t["amount"]
-            settled[t["to"]] = settled.get(t["to"], 0) + t["amount"]
-        for t in (soiree.settlement or {}).get("corrections", []):
-            settled[t["from"]] = settled.get(t["from"], 0) - t["amount"]
-            settled[t["to"]] = settled.get(t["to"], 0) + t["amount"]
-        nets = {r["player"]: r["net"] for r in soiree.standings["players"]}
-        missing = {p: nets.get(p, 0) - settled.get(p, 0) for p in {*nets, *settled}}
-        settlement = dict(soiree.settlement or {})
-        settlement["nets"] = [{"account": p, "player": p, "net": n} for p, n in nets.items() if n]
-        settlement["corrections"] = [
-            *settlement.get("corrections", []),
-            *({"from": payer, "to": payee, "amount": amount}
-              for payer, payee, amount in minimal_transfers(
-                  {p: n for p, n in missing.items() if n}))]
-        soiree.settlement = settlement
+        soiree.settlement = services.settlement_corrected(soiree.settlement or {},
+                                                          soiree.standings, at)
         soiree.save(update_fields=["standings", "settlement"])
+        if soiree.season_id is not None:
+            ratings.rebuild(season=soiree.season)
 
 
 def window_end(soiree: Soiree) -> datetime | None:

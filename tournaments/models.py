@@ -175,6 +175,12 @@ class Soiree(models.Model):
         return f"{self.name} ({self.club}, {self.starts_at:%Y-%m-%d})"
 
     @property
+    def stack_ref(self) -> str:
+        """The ref of the soirée's stacks in the ledger: each checked-in player's wallet of the
+        club under it holds his chips of this soirée alone (docs/ARCHITECTURE.md)."""
+        return f"soiree:{self.pk}"
+
+    @property
     def deals_until(self) -> datetime:
         """No hand is dealt after this: the planned end, or an earlier close."""
         return min(self.ends_at, self.close_asked_at or self.ends_at)

@@ -28,6 +28,7 @@ from games.models import Partie, Seat
 from ledger import selectors as ledger_selectors
 
 from .models import Rating, RatingChange, Season
+from .selectors import rulings_net
 
 #: The model with openskill's defaults (mu 25, sigma 25/3, beta 25/6, tau 25/300): changing
 #: one changes every rating, and needs a ``ratings_rebuild`` of each season.
@@ -119,6 +120,13 @@ def placings(partie: Partie) -> list[Placing]:
     for line in shared.nets:
         if line.account.owner_id in nets:
             nets[line.account.owner_id] += line.net
+    # The rulings on its hands count as played: a void's chips sent back (its hand's result
+    # stays above, the ruling undoes it), an adjustment's.
+    ids = {s.player.get_username(): s.player_id
+           for s in partie.seats.select_related("player")}
+    for name, net in rulings_net(partie=partie).items():
+        if name in ids:
+            nets[ids[name]] += net
     # Competition ranking: a player's rank is one more than the number of better nets.
     return [Placing(user_id=uid, net=net, rank=1 + sum(other > net for other in nets.values()))
             for uid, net in nets.items()]

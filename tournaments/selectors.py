@@ -5,14 +5,23 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import QuerySet
+from django.db.models import OuterRef, QuerySet, Subquery
 from django.utils.translation import gettext as _
 
 from games import selectors as game_selectors
 from games.models import Hand, Partie
 from ledger import selectors as ledger_selectors
 
-from .models import Announcement, Club, Dispute, Membership, Registration, Soiree, SoireeTable
+from .models import (
+    Announcement,
+    Club,
+    Dispute,
+    Membership,
+    Registration,
+    Ruling,
+    Soiree,
+    SoireeTable,
+)
 
 
 def has_role(user: AbstractBaseUser | AnonymousUser, club_id: Any, *roles: str) -> bool:
@@ -45,6 +54,12 @@ def registration_list(*, soiree: Soiree) -> QuerySet[Registration]:
     """The soirée's registrations with their players, in the order they registered."""
     return (Registration.objects.filter(soiree=soiree).select_related("user")
             .order_by("registered_at", "pk"))
+
+
+def stacks(*, soiree: Soiree) -> dict[int, int]:
+    """Each player's chips at the soirée (his stack), by user id."""
+    return dict(ledger_selectors.club_accounts(club_key=soiree.club.slug, kind="wallet")
+                .filter(ref=soiree.stack_ref).values_list("owner_id", "balance"))
 
 
 def soiree_list(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Soiree]:
@@ -177,8 +192,27 @@ def disputes_of_player(*, user: Any, limit: int = 10) -> list[dict[str, Any]]:
         .distinct().order_by("-opened_at", "-pk")[:limit]]
 
 
-def rulings_net(*, soiree: Soiree) -> dict[str, int]:
-    """What the soirée's rulings moved, per player (the standings add it)."""
-    ids = Dispute.objects.filter(soiree=soiree).values_list("pk", flat=True)
+def _disputes(soiree: Soiree | None, partie: Any) -> QuerySet[Dispute]:
+    disputes = Dispute.objects.all()
+    if soiree is not None:
+        disputes = disputes.filter(soiree=soiree)
+    if partie is not None:
+        disputes = disputes.filter(hand__partie=partie)
+    return disputes
+
+
+def rulings_net(*, soiree: Soiree | None = None, partie: Any = None) -> dict[str, int]:
+    """What the rulings on the soirée's (or the partie's) hands moved, per player (the
+    standings and the ratings add it)."""
+    ids = _disputes(soiree, partie).values_list("pk", flat=True)
     return ledger_selectors.source_totals(prefixes=[f"dispute:{pk}/" for pk in ids],
                                           by="owner", owned_only=True)
+
+
+def voided_hands(*, soiree: Soiree | None = None, partie: Any = None) -> set[Any]:
+    """The ids of the soirée's (or the partie's) hands that a standing ruling voided: the
+    latest ruling of one of their disputes is "void". They count neither as dealt nor as won."""
+    standing = (Ruling.objects.filter(dispute=OuterRef("pk")).order_by("-at", "-pk")
+                .values("kind")[:1])
+    return set(_disputes(soiree, partie).annotate(standing=Subquery(standing))
+               .filter(standing=Ruling.Kind.VOID).values_list("hand_id", flat=True))

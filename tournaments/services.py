@@ -34,7 +34,7 @@ from .errors import NobodyHere, NotMember, SoireeError, SoireeState
 from .models import Announcement, Club, Membership, Registration, Soiree, SoireeTable
 from .ratings import parties_to_rate, rate_parties
 from .seating import Change, SeatingError, draw, next_seating
-from .selectors import rulings_net
+from .selectors import rulings_net, voided_hands
 
 BOT_KIND = "heuristic"
 
@@ -198,12 +198,19 @@ def checkin(*, soiree: Soiree, user: AbstractBaseUser, at: datetime) -> Registra
             registration.checked_in_at = at
             registration.save(update_fields=["checked_in_at"])
             if soiree.buy_in:
-                wallet = ledger.wallet_get_or_create(club_key=soiree.club.slug, owner=user)
-                ledger.buy_in(wallet=wallet, amount=soiree.buy_in,
+                ledger.buy_in(wallet=stack(soiree, user), amount=soiree.buy_in,
                               source=f"soiree:{soiree.pk}/buy-in",
                               idempotency_key=_buy_in_key(soiree, user),
                               memo=f"Buy-in at {soiree.name}")
         return registration
+
+
+def stack(soiree: Soiree, user: Any) -> Any:
+    """The player's stack at ``soiree``: his buy-in and rebuys come into it, his tables there
+    play from it, his cash-out and the soirée's rulings move it; nothing of another soirée or
+    of a casual table touches it."""
+    return ledger.wallet_get_or_create(club_key=soiree.club.slug, owner=user,
+                                       ref=soiree.stack_ref)
 
 
 def _buy_in_key(soiree: Soiree, user: AbstractBaseUser) -> str:
@@ -295,7 +302,7 @@ def _checked_in(soiree: Soiree, user: AbstractBaseUser, what: str) -> Any:
                                        checked_in_at__isnull=False).exists():
         raise SoireeError(f"{user.get_username()} is not checked in at this soirée: check him "
                           f"in first")
-    return ledger.wallet_get_or_create(club_key=soiree.club.slug, owner=user)
+    return stack(soiree, user)
 
 
 def rebuy(*, soiree: Soiree, user: AbstractBaseUser, request_id: Any,
@@ -422,6 +429,7 @@ def _start_table(soiree: Soiree, number: int, round_: int, players: list[Any], b
     partie = partie_start(
         game=soiree.game, players=players, bots=[soiree.bot_kind or BOT_KIND] * bots,
         options=_partie_options(soiree), club_key=soiree.club.slug,
+        wallet_ref=soiree.stack_ref,
         table_label=f"{soiree.name} · table {number}", buy_in=soiree.buy_in,
         buy_in_people=False, move_timeout=soiree.move_timeout,
         forced_move_delay=soiree.forced_move_delay, comet_window=soiree.comet_window,
@@ -443,6 +451,9 @@ def soiree_open(*, soiree: Soiree, at: datetime) -> list[SoireeTable]:
             raise SoireeState(f"this soirée is already {soiree.status}")
         players = [r.user for r in soiree.registrations.filter(checked_in_at__isnull=False)
                    .select_related("user").order_by("checked_in_at", "pk")]
+        # One who cashed his chips out before the opening sits out, as a broke player does.
+        ante = int(_partie_options(soiree).get("ante", 1))
+        players = [p for p in players if _wallet(soiree, p) >= ante]
         if not players:
             # An evening of bots alone is nobody's evening: it waits for its first arrival.
             raise NobodyHere(_("Nobody has arrived yet: check the players in at the door, "
@@ -552,7 +563,7 @@ def _seat_next_parties(soiree: Soiree, latest: dict[int, SoireeTable],
 
 
 def _wallet(soiree: Soiree, user: Any) -> int:
-    return ledger.wallet_get_or_create(club_key=soiree.club.slug, owner=user).balance
+    return int(stack(soiree, user).balance)
 
 
 def soiree_close_now(*, soiree: Soiree, at: datetime) -> None:
@@ -589,38 +600,91 @@ def soiree_finish(*, soiree: Soiree, at: datetime) -> None:
     soiree.save(update_fields=["standings", "settlement", "status", "closed_at"])
 
 
+#: The club as a party of a settlement: the bots play the club's chips, so their nets are
+#: the club's to take or to pay. No username can be it (Django's allow no "#").
+CLUB = "#club"
+
+
+def party_nets(standings: dict[str, Any]) -> dict[str, int]:
+    """Each party's net: every person's own, and the club's, the sum of its bots' nets."""
+    nets: dict[str, int] = defaultdict(int)
+    for row in standings.get("players", []):
+        nets[row["player"]] += row["net"]
+    for row in standings.get("bots", []):
+        nets[CLUB] += row["net"]
+    return {party: net for party, net in nets.items() if net}
+
+
 def settlement_of(standings: dict[str, Any]) -> dict[str, Any]:
     """Who pays whom, in the fewest transfers, to settle the soirée's own nets: those of its
-    hands and its tables' pots, so that a soirée overlapping another in time (or a player's
-    wallet moving elsewhere meanwhile) never enters it. Every transfer is between two of its
-    players, and they sum to each one's net."""
-    nets = {row["player"]: row["net"] for row in standings["players"] if row["net"]}
+    hands, its tables' pots and its rulings, so that a soirée overlapping another in time never
+    enters it. Every transfer is between two of its people, or one of them and the club
+    (``CLUB``), and they sum to each party's net. Rulings after the close add ``corrections``
+    (``settlement_corrected``); the transfers once shown stay as they were."""
+    nets = party_nets(standings)
     return {
-        "nets": [{"account": name, "player": name, "net": net} for name, net in nets.items()],
+        "nets": [{"account": party, "player": party, "net": net} for party, net in nets.items()],
         "transfers": [{"from": payer, "to": payee, "amount": amount}
                       for payer, payee, amount in minimal_transfers(nets)],
+        "corrections": [],
+    }
+
+
+def settlement_corrected(settlement: dict[str, Any], standings: dict[str, Any],
+                         at: datetime) -> dict[str, Any]:
+    """The settlement after a ruling: the transfers and corrections already shown, plus the
+    fewest transfers that bring every party to its net in ``standings``."""
+    settled: dict[str, int] = defaultdict(int)
+    for t in [*settlement.get("transfers", []), *settlement.get("corrections", [])]:
+        settled[t["from"]] -= t["amount"]
+        settled[t["to"]] += t["amount"]
+    nets = party_nets(standings)
+    missing = {p: nets.get(p, 0) - settled.get(p, 0) for p in {*nets, *settled}}
+    return {
+        **settlement,
+        "nets": [{"account": party, "player": party, "net": net} for party, net in nets.items()],
+        "corrections": [
+            *settlement.get("corrections", []),
+            *({"from": payer, "to": payee, "amount": amount, "at": at.isoformat()}
+              for payer, payee, amount in minimal_transfers(
+                  {p: n for p, n in missing.items() if n}))],
     }
 
 
 def standings_compute(*, soiree: Soiree, at: datetime) -> dict[str, Any]:
-    """Per player: net chips (from the hands' results and pot shares), hands won, Comets
-    played, tricons won; ordered by net, then hands won."""
+    """Per player: net chips (from the hands' results, pot shares and rulings), hands dealt
+    and won, Comets played, tricons won; people in ``players``, ordered by net then hands won,
+    and the club's bots apart in ``bots``. A hand a ruling voided counts neither as dealt nor
+    as won (its chips went back by the ruling)."""
     rows: dict[str, dict[str, Any]] = defaultdict(
         lambda: {"net": 0, "hands_won": 0, "comets": 0, "tricons": 0, "hands": 0})
+    bots: set[str] = set()
+    names: dict[str, str] = {}
+    voided = voided_hands(soiree=soiree)
     parties = Partie.objects.filter(soiree_table__soiree=soiree).prefetch_related(
         "seats__player")
     for partie in parties:
-        names = {s.number: s.player.get_username() for s in partie.seats.all()}
+        seats = {s.number: s for s in partie.seats.all()}
+        for s in seats.values():
+            names[s.player.get_username()] = (s.player.get_full_name()  # type: ignore[attr-defined]
+                                              or s.player.get_username())
+            if s.bot:
+                bots.add(s.player.get_username())
+        by_seat = {n: s.player.get_username() for n, s in seats.items()}
+        # Every hand's chips as the ledger moved them (a void's ruling sends them back below).
         for kind, payload in game_selectors.partie_results(partie=partie):
+            if kind == "hand_over":
+                for seat, net in payload["result"]["net"].items():
+                    rows[by_seat[int(seat)]]["net"] += net
+        for kind, payload in game_selectors.partie_results(partie=partie, without=voided):
             if kind == "comet":
-                rows[names[payload["seat"]]]["comets"] += 1
+                rows[by_seat[payload["seat"]]]["comets"] += 1
                 continue
             result = payload["result"]
-            for seat, net in result["net"].items():
-                rows[names[int(seat)]]["net"] += net
-                rows[names[int(seat)]]["hands"] += 1
+            for seat in result["net"]:
+                rows[by_seat[int(seat)]]["hands"] += 1
             if result.get("winner") is not None:
-                winner = rows[names[result["winner"]]]
+                winner = rows[by_seat[result["winner"]]]
                 winner["hands_won"] += 1
                 if result.get("combination") == "tricon":
                     winner["tricons"] += 1
@@ -630,11 +694,15 @@ def standings_compute(*, soiree: Soiree, at: datetime) -> dict[str, Any]:
         for n in shared.nets:
             if n.account.owner_id:
                 rows[n.account.owner.get_username()]["net"] += n.net
-    for name, net in rulings_net(soiree=soiree).items():  # the arbiters' rulings
+    # The rulings: the chips a void sent back, an adjustment's.
+    for name, net in rulings_net(soiree=soiree).items():
         rows[name]["net"] += net
-    table = [{"player": name, **row} for name, row in rows.items()]
+    table = [{"player": name, "name": names.get(name, name), **row}
+             for name, row in rows.items()]
     table.sort(key=lambda r: (-r["net"], -r["hands_won"], r["player"]))
-    return {"players": table, "computed_at": at.isoformat()}
+    return {"players": [r for r in table if r["player"] not in bots],
+            "bots": [r for r in table if r["player"] in bots],
+            "computed_at": at.isoformat()}
 
 
 def season_standings(*, season: Any) -> list[dict[str, Any]]:

@@ -12,6 +12,7 @@ from typing import Any
 
 from django.utils import timezone
 from django.utils.html import escape
+from django.utils.translation import gettext as _
 from fpdf import FPDF
 
 from games import selectors as game_selectors
@@ -19,8 +20,8 @@ from games.models import Hand, Partie
 from ledger import selectors as ledger_selectors
 
 from .models import Soiree
-
-STANDINGS_COLUMNS = ("player", "net", "hands_won", "hands", "comets", "tricons")
+from .selectors import rulings_net
+from .services import CLUB
 
 
 def hands_of(soiree: Soiree) -> list[dict[str, Any]]:
@@ -38,21 +39,52 @@ def hands_of(soiree: Soiree) -> list[dict[str, Any]]:
     return out
 
 
+def _csv_columns() -> dict[str, str]:
+    """The CSV's headers, in the reader's language (the request's, or the site's)."""
+    return {"rank": _("rank"), "player": _("player"), "name": _("name"), "kind": _("kind"),
+            "net": _("net"), "hands_won": _("hands won"), "hands": _("hands"),
+            "comets": _("Comets"), "tricons": _("tricons"), "buy_in": _("buy-in"),
+            "rebuys": _("rebuys"), "final_chips": _("final chips"), "from": _("from"),
+            "to": _("to"), "amount": _("amount")}
+
+
 def standings_csv(soiree: Soiree) -> str:
+    """The people's standings, then the club's bots apart (their kind says which)."""
+    words = _csv_columns()
+    columns = ("rank", "player", "name", "kind", "buy_in", "rebuys", "final_chips", "net",
+               "hands_won", "hands", GAME_COLUMN.get(soiree.game, "comets"))
     out = io.StringIO()
     writer = csv.writer(out)
-    writer.writerow(STANDINGS_COLUMNS)
-    for row in (soiree.standings or {}).get("players", []):
-        writer.writerow([row[k] for k in STANDINGS_COLUMNS])
+    writer.writerow([words[k] for k in columns])
+    for row in standings_rows(soiree):
+        writer.writerow(["" if row[k] is None else row[k] for k in columns])
     return out.getvalue()
 
 
+def settlement_lines(soiree: Soiree) -> list[dict[str, Any]]:
+    """Who pays whom: the transfers shown at the close, then each correction a ruling added
+    (never a rewrite), the parties by their names and the club as "the club"."""
+    settlement = soiree.settlement or {}
+    names = {row["player"]: row.get("name") or row["player"]
+             for row in (soiree.standings or {}).get("players", [])}
+    names[CLUB] = _("the club")
+
+    def line(t: dict[str, Any], kind: str) -> dict[str, Any]:
+        return {"kind": kind, "from": names.get(t["from"], t["from"]),
+                "to": names.get(t["to"], t["to"]), "amount": t["amount"], "at": t.get("at")}
+
+    return ([line(t, "transfer") for t in settlement.get("transfers", [])]
+            + [line(t, "correction") for t in settlement.get("corrections", [])])
+
+
 def settlement_csv(soiree: Soiree) -> str:
+    words = _csv_columns()
+    kinds = {"transfer": _("transfer"), "correction": _("correction after a ruling")}
     out = io.StringIO()
     writer = csv.writer(out)
-    writer.writerow(("from", "to", "amount"))
-    for t in (soiree.settlement or {}).get("transfers", []):
-        writer.writerow((t["from"], t["to"], t["amount"]))
+    writer.writerow((words["from"], words["to"], words["amount"], words["kind"]))
+    for t in settlement_lines(soiree):
+        writer.writerow((t["from"], t["to"], t["amount"], kinds[t["kind"]]))
     return out.getvalue()
 
 
@@ -65,16 +97,22 @@ GAME_COLUMN = {"comet": "comets", "commere": "tricons"}
 
 
 def standings_rows(soiree: Soiree) -> list[dict[str, Any]]:
-    """The standings with each player's rank, buy-in, rebuys and final chips (buy-in + rebuys
-    + net). A bot plays the club's chips: it has neither buy-in nor rebuy (``None``)."""
-    players = (soiree.standings or {}).get("players", [])
+    """The people's standings with each one's rank, buy-in, rebuys and final chips (buy-in +
+    rebuys + net), then the club's bots apart (``kind`` "bot", no rank): a bot plays the
+    club's chips, with neither buy-in nor rebuy (``None``)."""
+    standings = soiree.standings or {}
     paid = _chips_paid(soiree)
     rows = []
-    for rank, row in enumerate(players, start=1):
+    for rank, row in enumerate(standings.get("players", []), start=1):
         buy_in, rebuys = paid.get(row["player"], (None, None))
         final = None if buy_in is None else buy_in + (rebuys or 0) + row["net"]
-        rows.append({**row, "rank": rank, "buy_in": buy_in, "rebuys": rebuys,
+        rows.append({**row, "name": row.get("name") or row["player"], "rank": rank,
+                     "kind": _("person"), "buy_in": buy_in, "rebuys": rebuys,
                      "final_chips": final})
+    for row in standings.get("bots", []):
+        rows.append({**row, "name": row.get("name") or row["player"], "rank": None,
+                     "kind": _("bot of the club"), "buy_in": None, "rebuys": None,
+                     "final_chips": None})
     return rows
 
 
@@ -112,7 +150,7 @@ def _span(start: datetime | None, end: datetime | None, zone: Any) -> str:
 PDF_WORDS = {"rank": "rank", "buy_in": "buy-in", "rebuys": "rebuys", "final_chips": "final chips",
              "table": "table", "partie": "partie", "hand": "hand", "verified": "verified",
              "digest": "digest", "id": "hand id", "planned": "planned", "actual": "actual",
-             "status": ""}
+             "status": "", "correction": "correction after a ruling"}
 
 
 def results_pdf(soiree: Soiree, *, words: dict[str, str]) -> bytes:
@@ -146,14 +184,17 @@ def results_pdf(soiree: Soiree, *, words: dict[str, str]) -> bytes:
     with pdf.table(col_widths=widths, text_align=aligns, first_row_as_headings=True) as table:
         table.row([words[k] for k in columns])
         for row in standings_rows(soiree):
-            table.row(["–" if row[k] is None else str(row[k]) for k in columns])
+            table.row(["–" if row[k] is None else str(row[k])
+                       for k in ("rank", "name", *columns[2:])])
     heading(words["settlement"])
-    transfers = (soiree.settlement or {}).get("transfers", [])
-    if not transfers:
+    lines = settlement_lines(soiree)
+    if not lines:
         pdf.cell(0, 6, words["nothing"], new_x="LMARGIN", new_y="NEXT")
-    for t in transfers:
-        pdf.cell(0, 6, words["pays"].format(payer=t["from"], payee=t["to"], amount=t["amount"]),
-                 new_x="LMARGIN", new_y="NEXT")
+    for t in lines:
+        text = words["pays"].format(payer=t["from"], payee=t["to"], amount=t["amount"])
+        if t["kind"] == "correction":
+            text = f"{words['correction']} : {text}"
+        pdf.cell(0, 6, text, new_x="LMARGIN", new_y="NEXT")
     heading(words["hands_section"])
     pdf.set_font("DejaVuMono", size=6.5)
     # Fixed-width columns in a fixed-width font: each field right-aligned to the widest of its
@@ -197,6 +238,15 @@ def chips_over_the_evening(soiree: Soiree) -> dict[str, list[int]]:
             name = names[row["partie"]][int(seat)]
             if name not in lines:
                 lines[name] = [0] * i
+            running[name] = running.get(name, 0) + net
+        for name in lines:
+            lines[name].append(running.get(name, 0))
+    # The rulings last, as one more point: the hands stay as they were played, a voided one
+    # too, and the rulings' chips (a void's sent back) move each line to its standing net.
+    ruled = rulings_net(soiree=soiree)
+    if any(ruled.values()):
+        for name, net in ruled.items():
+            lines.setdefault(name, [0] * len(results))
             running[name] = running.get(name, 0) + net
         for name in lines:
             lines[name].append(running.get(name, 0))

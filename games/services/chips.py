@@ -43,9 +43,10 @@ def bot_wallet_ref(partie: Partie) -> str:
 
 
 def seat_wallet(partie: Partie, seat: Seat) -> Account:
-    """The account a seat plays from: a person's club wallet, or the bot's wallet of this
-    table."""
-    ref = bot_wallet_ref(partie) if seat.bot else ""
+    """The account a seat plays from: a person's wallet of the club under the partie's
+    ``wallet_ref`` (his stack at a soirée, his club wallet elsewhere), or the bot's wallet of
+    this table."""
+    ref = bot_wallet_ref(partie) if seat.bot else partie.wallet_ref
     return ledger.wallet_get_or_create(club_key=partie.club_key, owner=seat.player, ref=ref)
 
 
@@ -98,15 +99,16 @@ class Accounts:
 
 
 def seats_balances(*, seats: Sequence[Seat]) -> dict[int, int]:
-    """Each seat's chips (by the seat's pk), for seats of many parties, in one query: a
-    person's club wallet, a bot's wallet of its table. A seat without a wallet holds 0."""
+    """Each seat's chips (by the seat's pk), for seats of many parties, in one query: the
+    wallet each plays from (``seat_wallet``). A seat without a wallet holds 0."""
     clubs = {s.partie.club_key for s in seats}
     found = {(a["club_key"], a["owner_id"], a["ref"]): a["balance"] for a in
              Account.objects.filter(kind=AccountKind.WALLET, club_key__in=clubs,
                                     owner_id__in={s.player_id for s in seats})
              .values("club_key", "owner_id", "ref", "balance")}
     return {s.pk: found.get((s.partie.club_key, s.player_id,
-                             bot_wallet_ref(s.partie) if s.bot else ""), 0) for s in seats}
+                             bot_wallet_ref(s.partie) if s.bot else s.partie.wallet_ref), 0)
+            for s in seats}
 
 
 def wallet_balances(*, partie: Partie, seats: Sequence[Seat]) -> dict[int, int]:

@@ -58,6 +58,7 @@ def partie_start(
     options: dict[str, Any] | None = None,
     club_key: str = "casual",
     table_label: str = "free table",
+    wallet_ref: str = "",
     buy_in: int = 0,
     buy_in_people: bool = True,
     move_timeout: timedelta = timedelta(seconds=30),
@@ -75,7 +76,9 @@ def partie_start(
     club's table, whose players the club has already seated (a soirée's check-in). A casual
     table seats nobody who has not accepted (``casual_table_create``).
 
-    A player may sit at one playing partie of a club at a time: his wallet pays there."""
+    A player may sit at one playing partie of a club at a time: his wallet pays there. The
+    people play from their wallets of the club under ``wallet_ref`` (a soirée's stacks: see
+    ``chips.seat_wallet``)."""
     opts = partie_check(game=game, people=len(players), bots=bots, options=options,
                         buy_in=buy_in, deal_until=deal_until, max_hands=max_hands,
                         timeouts={"move_timeout": move_timeout, "comet_window": comet_window,
@@ -91,7 +94,7 @@ def partie_start(
     with transaction.atomic():
         partie = Partie.objects.create(
             game=game, options=opts, club_key=club_key, table_label=table_label,
-            move_timeout=move_timeout, forced_move_delay=forced_move_delay,
+            wallet_ref=wallet_ref, move_timeout=move_timeout, forced_move_delay=forced_move_delay,
             comet_window=comet_window, pause_between_hands=pause_between_hands,
             share_window=default_share_window() if share_window is None else share_window,
             deal_until=deal_until, created_by=created_by, buy_in=buy_in,

@@ -24,9 +24,10 @@ def closed(django_user_model: Any) -> dict[str, Any]:
     stranger = django_user_model.objects.create_user("zoe")
     now = timezone.now()
     standings = {"players": [
-        {"player": "ana", "net": 7, "hands_won": 2, "hands": 3, "comets": 1, "tricons": 0},
-        {"player": "Voltaire", "net": -7, "hands_won": 1, "hands": 3, "comets": 0,
-         "tricons": 0}], "computed_at": now.isoformat()}
+        {"player": "ana", "name": "Ana Lenoir", "net": 7, "hands_won": 2, "hands": 3,
+         "comets": 1, "tricons": 0}],
+        "bots": [{"player": "Voltaire", "net": -7, "hands_won": 1, "hands": 3, "comets": 0,
+                  "tricons": 0}], "computed_at": now.isoformat()}
     soiree = Soiree.objects.create(club=club, name="Jeudi", starts_at=now - timedelta(hours=2),
                                    ends_at=now, game="comet", status=Soiree.Status.CLOSED,
                                    standings=standings, settlement=settlement_of(standings))
@@ -44,12 +45,16 @@ def test_a_member_reads_prints_and_downloads_the_results(client: Any, closed: An
 
     assert page.status_code == 200
     text = page.content.decode()
-    assert "Voltaire paie 7 à ana" in text  # French by default
+    assert "le club paie 7 à Ana Lenoir" in text  # French by default; the club pays its bots'
+    assert "robot du club" in text
     assert "@media print" not in text and "results.css" in text
     assert pdf["Content-Type"] == "application/pdf" and pdf.content.startswith(b"%PDF")
+    # The people ranked, the club's bots apart; the reader's language (French by default).
     assert standings.content.decode().splitlines() == [
-        "player,net,hands_won,hands,comets,tricons", "ana,7,2,3,1,0", "Voltaire,-7,1,3,0,0"]
-    assert settlement.content.decode().splitlines() == ["from,to,amount", "Voltaire,ana,7"]
+        "rang,joueur,nom,type,cave,recaves,jetons finaux,net,donnes gagnées,donnes,Comètes",
+        "1,ana,Ana Lenoir,personne,,,,7,2,3,1", ",Voltaire,Voltaire,robot du club,,,,-7,1,3,0"]
+    assert settlement.content.decode().splitlines() == ["de,à,montant,type",
+                                                        "le club,Ana Lenoir,7,virement"]
     assert 'filename="soiree-' in settlement["Content-Disposition"]
 
 

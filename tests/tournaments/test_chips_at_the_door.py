@@ -37,7 +37,9 @@ def _post(evening: dict[str, Any], what: str, **body: Any) -> Any:
 
 
 def _chips(user: Any) -> int:
-    return Account.objects.get(club_key="cercle", kind="wallet", owner=user, ref="").balance
+    # His stack at the test's soirée (the only one): its chips are that soirée's alone.
+    return Account.objects.get(club_key="cercle", kind="wallet", owner=user,
+                               ref__startswith="soiree:").balance
 
 
 def test_a_rebuy_issues_the_buy_in_once_however_often_it_is_clicked(evening: Any) -> None:
@@ -109,5 +111,5 @@ def test_the_tables_show_each_seat_s_chips_as_the_ledger_holds_them(evening: Any
     assert shown and any(bot for _, _, bot, _ in shown) and any(not b for _, _, b, _ in shown)
     for partie, player, bot, chips in shown:
         wallet = Account.objects.get(club_key="cercle", kind="wallet", owner__username=player,
-                                     ref=f"partie:{partie}" if bot else "")
+                                     ref=f"partie:{partie}" if bot else f"soiree:{soiree.pk}")
         assert chips == wallet.balance

@@ -15,7 +15,7 @@ import pytest
 from django.core.management import call_command
 from django.db.models import Q
 from django.urls import reverse
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from games.errors import GameError
 from games.models import Hand, Partie
@@ -164,9 +164,13 @@ def test_at_the_closing_time_no_new_hand_is_dealt_and_the_hand_in_progress_finis
     assert table.partie.ended_at >= hand.ended_at + PAUSE  # closed when the next was due
     soiree.refresh_from_db()
     assert soiree.closed_at >= table.partie.ended_at
-    assert {row["player"] for row in soiree.standings["players"]} \
-        == set(_seated(table.partie))
-    assert sum(row["net"] for row in soiree.standings["players"]) == 0
+    assert {row["player"] for row in _everyone(soiree)} == set(_seated(table.partie))
+    assert sum(row["net"] for row in _everyone(soiree)) == 0
+
+
+def _everyone(soiree: Soiree) -> list[dict]:
+    """The standings' rows of the people and, apart, of the club's bots."""
+    return soiree.standings["players"] + soiree.standings["bots"]
 
 
 def _assert_standings_match_the_ledger(soiree: Soiree) -> None:
@@ -174,11 +178,17 @@ def _assert_standings_match_the_ledger(soiree: Soiree) -> None:
                                          until=soiree.closed_at + timedelta(seconds=1))
     ledger_nets = nets_by_player(settle)
     assert all(n.account.owner_id for n in settle.nets), "a pot kept chips"
-    standings = {row["player"]: row["net"] for row in soiree.standings["players"]}
+    standings = {row["player"]: row["net"] for row in _everyone(soiree)}
     assert {p: n for p, n in standings.items() if n} == ledger_nets
-    assert {row["player"]: row["net"] for row in soiree.settlement["nets"]} == ledger_nets
+    # The settlement is among the people and the club, which takes or pays its bots' nets.
+    parties = services.party_nets(soiree.standings)
+    bots = {row["player"] for row in soiree.standings["bots"]}
+    assert parties == {p: n for p, n in {
+        **{p: n for p, n in ledger_nets.items() if p not in bots},
+        services.CLUB: sum(n for p, n in ledger_nets.items() if p in bots)}.items() if n}
+    assert {row["player"]: row["net"] for row in soiree.settlement["nets"]} == parties
     assert sum(t["amount"] for t in soiree.settlement["transfers"]) \
-        == sum(n for n in ledger_nets.values() if n > 0)
+        == sum(n for n in parties.values() if n > 0)
     call_command("verify_hands", "--quiet")
     call_command("check_books")
 
@@ -410,14 +420,14 @@ def test_two_overlapping_soirees_sharing_a_player_settle_each_its_own_chips(
     for soiree in (first, second):
         soiree.refresh_from_db()
         seated = {name for t in _tables(soiree) for name in _seated(t.partie)}
-        standings = {row["player"]: row["net"] for row in soiree.standings["players"]}
+        standings = {row["player"]: row["net"] for row in _everyone(soiree)}
         assert set(standings) <= seated
         assert {p: n for p, n in standings.items() if n} == _own_ledger_nets(soiree)
         nets = {row["player"]: row["net"] for row in soiree.settlement["nets"]}
-        assert nets == {p: n for p, n in standings.items() if n}
+        assert nets == services.party_nets(soiree.standings)
         moved: dict[str, int] = {}
         for t in soiree.settlement["transfers"]:
-            assert {t["from"], t["to"]} <= seated
+            assert {t["from"], t["to"]} <= seated | {services.CLUB}
             moved[t["from"]] = moved.get(t["from"], 0) - t["amount"]
             moved[t["to"]] = moved.get(t["to"], 0) + t["amount"]
         assert moved == nets
@@ -438,17 +448,28 @@ def test_the_results_sheet_holds_the_standings_the_settlement_and_every_hand_ver
     _beat(clock, until=lambda: _status(soiree) == Soiree.Status.CLOSED)
     soiree.refresh_from_db()
 
-    standings = sheets.standings_csv(soiree).splitlines()
-    settlement = sheets.settlement_csv(soiree).splitlines()
+    with translation.override("en"):  # the CSVs speak the reader's language
+        standings = sheets.standings_csv(soiree).splitlines()
+        settlement = sheets.settlement_csv(soiree).splitlines()
+    with translation.override("fr"):
+        french = sheets.standings_csv(soiree).splitlines()[0]
     hands = sheets.hands_of(soiree)
-    words = {k: k for k in ("standings", "settlement", "hands_section", "nothing",
-                            *sheets.STANDINGS_COLUMNS)} | {"pays": "{payer} pays {payee} {amount}"}
+    words = {k: k for k in ("standings", "settlement", "hands_section", "nothing", "player",
+                            "net", "hands_won", "hands", "comets", "tricons")} | {
+        "pays": "{payer} pays {payee} {amount}"}
     pdf = sheets.results_pdf(soiree, words=words)
 
-    assert standings[0] == "player,net,hands_won,hands,comets,tricons"
-    assert len(standings) == 1 + len(soiree.standings["players"]) > 1
-    assert {line.split(",")[0] for line in standings[1:]} == {
-        r["player"] for r in soiree.standings["players"]}
+    assert standings[0] == ("rank,player,name,kind,buy-in,rebuys,final chips,net,hands won,"
+                            "hands,Comets")
+    assert french.startswith("rang,joueur,nom,")
+    # The people first, ranked; then the club's bots apart, unranked.
+    assert len(standings) == 1 + len(_everyone(soiree)) > 2
+    rows = [line.split(",") for line in standings[1:]]
+    assert [r[1] for r in rows] == [r["player"] for r in _everyone(soiree)]
+    assert [r[0] for r in rows[:len(soiree.standings["players"])]] == [
+        str(i + 1) for i in range(len(soiree.standings["players"]))]
+    assert all(r[0] == "" and r[3] == "bot of the club" for r in rows[len(
+        soiree.standings["players"]):])
     assert len(settlement) == 1 + len(soiree.settlement["transfers"])
     assert len(hands) == _hands(soiree).count() > 0
     assert all(h["ok"] and len(h["digest"]) == 64 for h in hands)
@@ -457,7 +478,7 @@ def test_the_results_sheet_holds_the_standings_the_settlement_and_every_hand_ver
     # end), one point a hand of the evening.
     lines = sheets.chips_over_the_evening(soiree)
     assert {name: points[-1] for name, points in lines.items()} == {
-        r["player"]: r["net"] for r in soiree.standings["players"]}
+        r["player"]: r["net"] for r in _everyone(soiree)}
     assert {len(points) for points in lines.values()} == {len(hands)}
     svg = sheets.chips_chart_svg(soiree, title="Chips")
     assert svg.startswith("<svg") and all(name in svg for name in lines)

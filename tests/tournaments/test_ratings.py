@@ -291,5 +291,6 @@ def test_a_soiree_played_by_bots_rates_each_partie_from_its_chips(
     nets: dict[str, int] = {}
     for change in RatingChange.objects.select_related("user"):
         nets[change.user.username] = nets.get(change.user.username, 0) + change.net
-    assert nets == {row["player"]: row["net"] for row in soiree.standings["players"]}
+    assert nets == {row["player"]: row["net"]
+                    for row in soiree.standings["players"] + soiree.standings["bots"]}
     assert ratings.differences(season=season) == []

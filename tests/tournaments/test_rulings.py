@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from games.models import Hand
 from ledger import selectors as ledger_selectors
-from ledger.models import Posting
+from ledger.models import JournalEntry, Posting
 from tournaments import arbitration, services
 from tournaments.errors import NotAuditor, SoireeError, SoireeState
 from tournaments.models import Ruling, Soiree
@@ -59,7 +59,8 @@ def _open(played: dict[str, Any], by: str = "alice") -> Any:
 
 def _standing(soiree: Soiree, name: str) -> int:
     soiree.refresh_from_db()
-    return next((r["net"] for r in soiree.standings["players"] if r["player"] == name), 0)
+    return next((r["net"] for r in soiree.standings["players"] + soiree.standings["bots"]
+                 if r["player"] == name), 0)
 
 
 def test_who_may_dispute_and_when(played, organiser, outsider, clock):
@@ -125,11 +126,10 @@ def test_a_void_hand_gives_every_chip_back_and_the_standings_follow(played):
     for t in settlement["transfers"] + settlement["corrections"]:
         paid[t["from"]] = paid.get(t["from"], 0) - t["amount"]
         paid[t["to"]] = paid.get(t["to"], 0) + t["amount"]
-    assert {k: v for k, v in paid.items() if v} == {
-        r["player"]: r["net"] for r in soiree.standings["players"] if r["net"]}
+    assert {k: v for k, v in paid.items() if v} == services.party_nets(soiree.standings)
     call_command("check_books")
     # The player's statement shows the ruling.
-    wallet = ledger_selectors.wallet_of(user=played["alice"], club_key=soiree.club.slug)
+    wallet = services.stack(soiree, played["alice"])
     memos = [p.entry.memo for p in ledger_selectors.account_statement(account=wallet)]
     if played["alice"].username in moved:
         assert any(m.startswith(f"Ruling (void) on dispute {dispute.pk}") for m in memos)
@@ -140,11 +140,11 @@ def test_an_adjustment_moves_chips_between_players_and_an_appeal_undoes_it(playe
     dispute = _open(played)
     alice = played["alice"].username
     alice_before = _standing(soiree, alice)
-    with pytest.raises(SoireeError, match="sum to zero"):
+    with pytest.raises(SoireeError, match="totaliser zéro, et non -1"):
         arbitration.rule(dispute=dispute, arbiter=played["arbiter"], kind="adjusted",
                          reason="revoke", corrections={alice: -2, "joueur2": 1},
                          request_id=uuid.uuid4(), at=timezone.now())
-    with pytest.raises(SoireeError, match="not a player of this hand: zed"):
+    with pytest.raises(SoireeError, match="Pas un joueur de cette donne : zed"):
         arbitration.rule(dispute=dispute, arbiter=played["arbiter"], kind="adjusted",
                          reason="revoke", corrections={alice: -2, "zed": 2},
                          request_id=uuid.uuid4(), at=timezone.now())
@@ -165,23 +165,43 @@ def test_an_adjustment_moves_chips_between_players_and_an_appeal_undoes_it(playe
     call_command("check_books")
 
 
-def test_a_correction_larger_than_a_wallet_records_the_shortfall(played):
+def test_an_adjustment_beyond_a_wallet_is_shown_then_refused_and_changes_nothing(played):
     soiree = played["soiree"]
     dispute = _open(played)
-    wallet = ledger_selectors.wallet_of(user=played["alice"], club_key=soiree.club.slug)
+    wallet = services.stack(soiree, played["alice"])
     holds = wallet.balance
     alice = played["alice"].username
     other = next(s.player.username for s in played["hand"].partie.seats.all()
                  if s.player.username != alice)
+    asked = {alice: -(holds + 10), other: holds + 10}
+    entries = JournalEntry.objects.count()
 
-    ruling = arbitration.rule(dispute=dispute, arbiter=played["arbiter"], kind="adjusted",
-                              reason="heavy penalty",
-                              corrections={alice: -(holds + 10), other: holds + 10},
-                              request_id=uuid.uuid4(), at=timezone.now())
-
+    # Its effect before it is posted: who gives, who receives, and the shortfall, which
+    # falls on the player it names only.
+    effect = arbitration.ruling_effect(dispute=dispute, arbiter=played["arbiter"],
+                                       kind="adjusted", corrections=asked)
+    assert effect["shortfall"] == 10 and not effect["postable"]
+    first, second = effect["lines"]
+    assert (first["player"], first["holds"], first["moves"], first["short"]) == (
+        alice, holds, -(holds + 10), 10)
+    assert (second["player"], second["moves"], second["short"]) == (other, holds + 10, 0)
+    with pytest.raises(SoireeError, match=f"{alice} n'a que {holds} jetons"):
+        arbitration.rule(dispute=dispute, arbiter=played["arbiter"], kind="adjusted",
+                         reason="heavy penalty", corrections=asked, request_id=uuid.uuid4(),
+                         at=timezone.now())
     wallet.refresh_from_db()
-    assert wallet.balance == 0
-    assert ruling.shortfall == {alice: 10, other: 10}
+    assert wallet.balance == holds and JournalEntry.objects.count() == entries
+    assert not dispute.rulings.exists()
+
+    # What he holds is taken whole, and nothing from anyone the ruling does not name.
+    fits = {alice: -holds, other: holds}
+    assert arbitration.ruling_effect(dispute=dispute, arbiter=played["arbiter"],
+                                     kind="adjusted", corrections=fits)["postable"]
+    ruling = arbitration.rule(dispute=dispute, arbiter=played["arbiter"], kind="adjusted",
+                              reason="heavy penalty", corrections=fits,
+                              request_id=uuid.uuid4(), at=timezone.now())
+    wallet.refresh_from_db()
+    assert wallet.balance == 0 and not ruling.shortfall
     call_command("check_books")
 
 

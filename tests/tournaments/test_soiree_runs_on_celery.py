@@ -72,14 +72,17 @@ def _assert_books_and_standings(soiree: Soiree) -> None:
     ledger_nets = nets_by_player(settle)
     assert [n for n in settle.nets if not n.account.owner_id] == [], "a pot was not shared out"
     assert ledger_nets, "no chips changed hands all evening"
-    standings = {row["player"]: row["net"] for row in soiree.standings["players"]}
+    everyone = soiree.standings["players"] + soiree.standings["bots"]
+    standings = {row["player"]: row["net"] for row in everyone}
     assert {p: n for p, n in standings.items() if n} == ledger_nets
     assert sum(standings.values()) == 0
+    # The settlement's parties: the people, and the club for its bots.
     stored = {row["player"]: row["net"] for row in soiree.settlement["nets"]}
-    assert stored == ledger_nets
+    assert stored == services.party_nets(soiree.standings)
+    assert set(stored) <= {r["player"] for r in soiree.standings["players"]} | {services.CLUB}
     # Every player's wallets hold his buy-ins plus his net for the evening: a person's one
     # wallet his check-in's, a bot's wallet at each table the buy-in it was staked there.
-    for row in soiree.standings["players"]:
+    for row in everyone:
         wallets = Account.objects.filter(club_key=soiree.club.slug, kind="wallet",
                                          owner__username=row["player"])
         held = sum(w.balance for w in wallets)

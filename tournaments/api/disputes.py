@@ -39,6 +39,28 @@ class RulingRequestSerializer(serializers.Serializer):
                                   help_text="what-if drafts of this dispute it cites")
 
 
+class RulingEffectRequestSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=Ruling.Kind.choices)
+    corrections = serializers.DictField(
+        child=serializers.IntegerField(min_value=-1_000_000, max_value=1_000_000),
+        required=False, default=dict, help_text="adjusted: chips per player, summing to zero")
+
+
+class EffectLineSerializer(serializers.Serializer):
+    player = serializers.CharField(help_text="a player of the hand, or one of its pots")
+    holds = serializers.IntegerField(help_text="the chips he holds at the soirée now")
+    moves = serializers.IntegerField(help_text="what he would give (negative) or receive")
+    short = serializers.IntegerField(help_text="what he would fail to give")
+
+
+class RulingEffectSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=Ruling.Kind.choices)
+    lines = EffectLineSerializer(many=True)
+    shortfall = serializers.IntegerField()
+    postable = serializers.BooleanField(help_text="false: an adjustment asking a player for "
+                                                  "more than he holds, which is refused")
+
+
 class WhatIfRequestSerializer(serializers.Serializer):
     from_seq = serializers.IntegerField(min_value=1, help_text="the step it branches from")
     moves = serializers.ListField(child=serializers.DictField(), max_length=500, default=list,
@@ -170,6 +192,21 @@ class RulingView(APIView):
                          reason=v["reason"], corrections=v["corrections"],
                          request_id=v["request_id"], cites=v["cites"], at=timezone.now())
         return Response(selectors.dispute_row(dispute), status=status.HTTP_201_CREATED)
+
+
+class RulingEffectView(APIView):
+    """What a ruling would do, before it is posted: nothing is written."""
+
+    @extend_schema(request=RulingEffectRequestSerializer, responses={200: RulingEffectSerializer})
+    def post(self, request: Request, dispute_id: int) -> Response:
+        dispute = _dispute(request, dispute_id)
+        if not arbitration.may_rule(request.user, dispute):  # before reading the request
+            raise NotAuditor("only a club auditor who did not play this hand may rule on it")
+        data = RulingEffectRequestSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v: dict[str, Any] = data.validated_data
+        return Response(arbitration.ruling_effect(dispute=dispute, arbiter=request.user,
+                                                  kind=v["kind"], corrections=v["corrections"]))
 
 
 class WhatIfView(APIView):

@@ -36,6 +36,8 @@ urlpatterns = [
          name="dispute-detail"),
     path("disputes/<int:dispute_id>/rulings", disputes.RulingView.as_view(),
          name="dispute-rulings"),
+    path("disputes/<int:dispute_id>/rulings/effect", disputes.RulingEffectView.as_view(),
+         name="dispute-ruling-effect"),
     path("disputes/<int:dispute_id>/whatifs", disputes.WhatIfView.as_view(),
          name="dispute-whatifs"),
     path("seasons/<int:season_id>/standings", views.SeasonStandingsView.as_view(),

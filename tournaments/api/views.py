@@ -189,11 +189,14 @@ class _TallySerializer(serializers.Serializer):
 
 
 class StandingSerializer(_TallySerializer):
-    hands = serializers.IntegerField()
+    hands = serializers.IntegerField(help_text="hands dealt to him, a voided one not counted")
+    name = serializers.CharField(required=False, help_text="his name as people read it")
 
 
 class StandingsSerializer(serializers.Serializer):
-    players = StandingSerializer(many=True)
+    players = StandingSerializer(many=True, help_text="the people, by net then hands won")
+    bots = StandingSerializer(many=True, required=False,
+                              help_text="the club's bots, apart: they play the club's chips")
     computed_at = serializers.DateTimeField()
 
 
@@ -202,8 +205,11 @@ class SoireeStandingsSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=Soiree.Status.choices)
     standings = StandingsSerializer(allow_null=True, help_text="null until the soirée opens")
     settlement = serializers.DictField(allow_null=True,
-                                       help_text="once closed: each account's net, and the "
-                                                 "transfers that settle them")
+                                       help_text="once closed: each party's net, the "
+                                                 "transfers that settle them, and the "
+                                                 "corrections rulings added since; the party "
+                                                 "\"#club\" is the club, which takes or pays "
+                                                 "its bots' nets")
 
 
 class SeasonStandingSerializer(_TallySerializer):

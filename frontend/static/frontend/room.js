@@ -31,7 +31,7 @@
     const s = await api(`/api/soirees/${W.soiree}/standings`);
     if (s.status === 200 && s.body.standings) {
       document.getElementById("leaders").innerHTML = s.body.standings.players.slice(0, 8).map(r =>
-        `<li>${esc(r.player)} <b>${r.net > 0 ? "+" : ""}${r.net}</b></li>`).join("");
+        `<li>${esc(r.name || r.player)} <b>${r.net > 0 ? "+" : ""}${r.net}</b></li>`).join("");
     }
     const a = await api(`/api/soirees/${W.soiree}/announcements`);
     if (a.status === 200) {
