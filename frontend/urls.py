@@ -2,7 +2,7 @@ from django.conf import settings
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from . import accounts, calendar, organiser, ratings, results, views
+from . import accounts, calendar, members, organiser, ratings, results, views
 
 urlpatterns = [
     path("", views.lobby, name="lobby"),
@@ -10,6 +10,7 @@ urlpatterns = [
     path("soirees/<int:soiree_id>/", views.soiree_page, name="soiree-page"),
     path("soirees/<int:soiree_id>/edit", organiser.soiree_edit, name="soiree-edit"),
     path("soirees/<int:soiree_id>/manage", organiser.soiree_manage, name="soiree-manage"),
+    path("soirees/<int:soiree_id>/members", members.soiree_members, name="soiree-members"),
     path("soirees/<int:soiree_id>/room", results.room_screen, name="soiree-room"),
     path("soirees/<int:soiree_id>/seating", results.seating_sheet, name="soiree-seating"),
     path("soirees/<int:soiree_id>/results", results.results_page, name="soiree-results"),

@@ -7,6 +7,7 @@ so that a page can never show more than the API lets the viewer see.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from datetime import date, datetime, time
 from typing import Any
 
@@ -25,7 +26,7 @@ from games.models import Game, Hand
 from games.selectors import hand_record, invitations_pending, seat_of
 from games.services import casual_max_buy_in
 from tournaments.arbitration import may_rule, window_end
-from tournaments.models import Dispute, SoireeTable
+from tournaments.models import Dispute, Membership, Registration, Soiree, SoireeTable
 from tournaments.selectors import (
     arbiter_queue,
     disputes_of_hand,
@@ -55,8 +56,8 @@ def lobby(request: HttpRequest) -> HttpResponse:
     return render(request, "frontend/lobby.html", {
         "tables_now": lobby_reads.tables_now(user=user),
         "invitations": invitations_pending(user=user),
-        "soirees": lobby_reads.soirees_of_the_day(user=user, at=now),
-        "other_soirees": lobby_reads.other_soirees(user=user, at=now),
+        "soirees": with_registrations(user, lobby_reads.soirees_of_the_day(user=user, at=now)),
+        "other_soirees": with_registrations(user, lobby_reads.other_soirees(user=user, at=now)),
         "seasons": lobby_reads.seasons_of(user=user, at=now)[:5],
         "casual_tables": lobby_reads.casual_tables(user=user),
         "games": Game.choices,
@@ -73,10 +74,28 @@ def lobby(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def soiree_page(request: HttpRequest, soiree_id: int) -> HttpResponse:
+    """The soirée's live tables and standings; for a member, his own registration (the
+    button that registers him or takes his name off, or where he stands)."""
     soiree = viewable_soiree(request, soiree_id)
     with timezone.override(soiree.club.zone()):  # the club's times
         return render(request, "frontend/soiree.html", {
-            "soiree": soiree, "may_manage": may_organise(request.user, soiree.club_id)})
+            "soiree": soiree, "may_manage": may_organise(request.user, soiree.club_id),
+            "registration": Registration.objects.filter(soiree=soiree,
+                                                        user_id=request.user.pk).first(),
+            "member": has_role(request.user, soiree.club_id, *Membership.Role.values)})
+
+
+def with_registrations(user: Any, soirees: Iterable[Soiree]) -> list[Soiree]:
+    """``soirees`` as a list, each with ``my_registration`` (``user``'s, or None) and
+    ``i_am_member`` (whether he belongs to its club), for the lobby's buttons: two queries."""
+    soirees = list(soirees)
+    mine = {r.soiree_id: r for r in Registration.objects.filter(
+        user_id=user.pk, soiree__in=[s.pk for s in soirees])}
+    clubs = set(Membership.objects.filter(user_id=user.pk).values_list("club_id", flat=True))
+    for soiree in soirees:
+        soiree.my_registration = mine.get(soiree.pk)  # type: ignore[attr-defined]
+        soiree.i_am_member = soiree.club_id in clubs  # type: ignore[attr-defined]
+    return soirees
 
 
 @login_required
@@ -97,7 +116,8 @@ def table_page(request: HttpRequest, hand_id: str) -> HttpResponse:
         "table_number": place.number if place else None,
         # Deadlines in the club's time zone (a casual table: the service's).
         "time_zone": place.soiree.club.time_zone if place else settings.TIME_ZONE,
-        "seats": [{"number": s.number, "name": s.player.get_username(), "bot": bool(s.bot),
+        "seats": [{"number": s.number, "name": s.player.get_full_name() or s.player.get_username(),
+                   "bot": bool(s.bot),
                    "level": s.bot, "away": s.away}
                   for s in partie.seats.select_related("player").order_by("number")],
         "urls": {"table": reverse("table-page", args=[UUID_ZERO]),
@@ -122,7 +142,8 @@ def replay_page(request: HttpRequest, hand_id: str) -> HttpResponse:
         "dispute": ruled_by_him[0].pk if ruled_by_him else None,
         "your_seat": None, "soiree": None, "table_number": None,
         "time_zone": settings.TIME_ZONE, "live_path": "", "partie": str(partie.pk),
-        "seats": [{"number": s.number, "name": s.player.get_username(), "bot": bool(s.bot),
+        "seats": [{"number": s.number, "name": s.player.get_full_name() or s.player.get_username(),
+                   "bot": bool(s.bot),
                    "level": s.bot, "away": False}
                   for s in partie.seats.select_related("player").order_by("number")],
         "urls": {"table": reverse("table-page", args=[UUID_ZERO]),

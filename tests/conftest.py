@@ -45,6 +45,17 @@ def seeded_deals(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv(SEED_BASE_ENV, request.node.nodeid)
 
 
+@pytest.fixture(autouse=True)
+def english_outside_requests() -> Any:
+    """A service called by a test speaks English, whatever a request before it in the same
+    process left active: a request's own language is set by its middleware, and a test that
+    reads French says so (``translation.override("fr")`` or an Accept-Language)."""
+    from django.utils import translation
+
+    with translation.override("en"):
+        yield
+
+
 @pytest.fixture
 def organiser(django_user_model: Any) -> Any:
     return django_user_model.objects.create_user("olga", password="pw-olga-123")

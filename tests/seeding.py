@@ -29,4 +29,4 @@ def seed_stream(base: str) -> Callable[[], str]:
 def install(base: str, setattr_: Callable[[str, object], object]) -> None:
     """Replace the seed draws of the deal and of the seating with streams from ``base``."""
     setattr_("games.services.parties.new_seed", seed_stream(f"{base}/deal"))
-    setattr_("tournaments.services.new_seed", seed_stream(f"{base}/seating"))
+    setattr_("tournaments.services.soirees.new_seed", seed_stream(f"{base}/seating"))

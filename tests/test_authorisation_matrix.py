@@ -87,6 +87,9 @@ EXPECTED: dict[tuple[str, str], dict[str, int]] = {
     ("POST", "/api/disputes/{dispute_id}/rulings"): {
         **{r: 403 for r in ROLES}, "anonymous": 401, "auditor": 400, "staff": 400,
         "superuser": 400},
+    ("POST", "/api/disputes/{dispute_id}/rulings/effect"): {
+        **{r: 403 for r in ROLES}, "anonymous": 401, "auditor": 400, "staff": 400,
+        "superuser": 400},
     ("POST", "/api/disputes/{dispute_id}/whatifs"): {
         **{r: 403 for r in ROLES}, "anonymous": 401, "auditor": 400, "staff": 400,
         "superuser": 400},
@@ -135,6 +138,8 @@ EXPECTED: dict[tuple[str, str], dict[str, int]] = {
     ("PAGE", "/soirees/{soiree_id}/standings.csv"): _PAGE_VIEW,
     ("PAGE", "/soirees/{soiree_id}/settlement.csv"): _PAGE_VIEW,
     ("PAGE", "/soirees/{soiree_id}/manage"): _PAGE_ORGANISER,
+    # The door's member search (JSON, for the manage page's late-arrival box).
+    ("PAGE", "/soirees/{soiree_id}/members"): _PAGE_ORGANISER,
     ("PAGE", "/soirees/{soiree_id}/seating"): _PAGE_ORGANISER,
     ("PAGE", "/soirees/{soiree_id}/edit"): _PAGE_ORGANISER,
     ("PAGE", "/seasons/{season_id}/"): _PAGE_VIEW,

@@ -161,7 +161,7 @@ def test_a_soiree_amount_out_of_bounds_is_a_400_naming_it(client: Client, fields
 def test_the_soiree_service_keeps_the_games_option_bounds(organiser: Any) -> None:
     now = timezone.now()
 
-    with pytest.raises(SoireeError, match="'comet_payment' is at most 1000"):
+    with pytest.raises(SoireeError, match="The option comet_payment is at most 1000"):
         soiree_check(starts_at=now, ends_at=now + timedelta(hours=1), game="comet",
                      options={"comet_payment": 5000}, move_timeout=timedelta(seconds=5),
                      bot_kind="random")

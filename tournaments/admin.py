@@ -54,7 +54,7 @@ class SeasonAdmin(admin.ModelAdmin):
 
     @admin.display(description="Season standings")
     def standings_table(self, obj: Season) -> str:
-        rows = services.season_standings(season=obj) if obj.pk else []
+        rows = selectors.season_standings(season=obj) if obj.pk else []
         return _standings_html(rows)
 
 

@@ -20,6 +20,8 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.utils import timezone
+from django.utils.formats import date_format
 from django.utils.translation import gettext as _
 
 from games.models import Hand
@@ -29,7 +31,7 @@ from ledger import selectors as ledger_selectors
 from ledger import services as ledger
 from ledger.models import Account
 
-from . import ratings, services
+from . import ratings, selectors
 from .errors import NotAuditor, SoireeError, SoireeState
 from .models import Dispute, Membership, Ruling, Soiree, SoireeTable, WhatIf
 from .selectors import has_role
@@ -39,8 +41,8 @@ def _soiree_of(hand: Hand) -> Soiree:
     place = SoireeTable.objects.filter(partie_id=hand.partie_id).select_related(
         "soiree__club").first()
     if place is None:
-        raise SoireeError("only a soirée's hands are disputed here: a casual table has no "
-                          "arbiter")
+        raise SoireeError(_("Only a soirée's hands are disputed here: a casual table has no "
+                            "arbiter."))
     return place.soiree
 
 
@@ -58,18 +60,22 @@ def dispute_open(*, hand: Hand, user: AbstractBaseUser, reason: str, request_id:
         return done
     soiree = _soiree_of(hand)
     if hand.status != Hand.Status.OVER:
-        raise SoireeState("this hand is still being played: dispute it once it is over")
+        raise SoireeState(_("This hand is still being played: dispute it once it is over."))
     if user.pk not in _players(hand) and not has_role(user, soiree.club_id,
                                                       Membership.Role.ORGANISER):
-        raise NotAuditor("only a player of this hand, or the club's organiser, may dispute it")
+        raise NotAuditor(_("Only a player of this hand, or the club's organiser, may dispute "
+                           "it."))
     if soiree.closed_at is not None and at > soiree.closed_at + soiree.dispute_window:
-        raise SoireeState(f"the time to dispute this soirée's hands ended at "
-                          f"{(soiree.closed_at + soiree.dispute_window).isoformat()}")
+        raise SoireeState(_("The time to dispute this soirée's hands ended on %(at)s.")
+                          % {"at": date_format(timezone.localtime(
+                              soiree.closed_at + soiree.dispute_window, soiree.club.zone()),
+                              "DATETIME_FORMAT")})
     reason = reason.strip()
     if not reason:
-        raise SoireeError("say what is disputed: a reason is needed")
+        raise SoireeError(_("Say what is disputed: a reason is needed."))
     if event_seq is not None and not 1 <= event_seq <= hand.last_seq:
-        raise SoireeError(f"this hand has events 1 to {hand.last_seq}, not {event_seq}")
+        raise SoireeError(_("This hand has events 1 to %(last)s, not %(seq)s.")
+                          % {"last": hand.last_seq, "seq": event_seq})
     return Dispute.objects.create(hand=hand, soiree=soiree, opened_by=user, opened_at=at,
                                   reason=reason, event_seq=event_seq, request_id=request_id)
 
@@ -105,7 +111,7 @@ def whatif(*, dispute: Dispute, arbiter: AbstractBaseUser, from_seq: int,
     """An arbiter's what-if on the disputed hand (games.whatif.branch); kept as a draft of the
     dispute when ``keep``. Returns the branch, with the draft's ``id`` (None if not kept)."""
     if not may_rule(arbiter, dispute):
-        raise NotAuditor("only a club auditor who did not play this hand may branch it")
+        raise NotAuditor(_("Only a club auditor who did not play this hand may branch it."))
     found = branch(hand=dispute.hand, from_seq=from_seq, moves=moves, play_out=play_out)
     draft = None
     if keep:
@@ -126,20 +132,22 @@ def rule(*, dispute: Dispute, arbiter: AbstractBaseUser, kind: str, reason: str,
             raise SoireeState("this request id made another ruling")
         return done
     if not may_rule(arbiter, dispute):
-        raise NotAuditor("only a club auditor who did not play this hand may rule on it")
+        raise NotAuditor(_("Only a club auditor who did not play this hand may rule on "
+                           "it."))
     if kind not in Ruling.Kind.values:
-        raise SoireeError(f"unknown ruling {kind!r}: one of {', '.join(Ruling.Kind.values)}")
+        raise SoireeError(_("Unknown ruling %(kind)s: one of %(kinds)s.")
+                          % {"kind": kind, "kinds": ", ".join(Ruling.Kind.values)})
     reason = reason.strip()
     if not reason:
-        raise SoireeError("a ruling gives its reason")
+        raise SoireeError(_("A ruling gives its reason."))
     hand = dispute.hand
     wallets = _wallets_of(hand)
     corrections = _checked_corrections(kind, corrections, wallets)
     cites = sorted(set(cites or []))
     own = set(dispute.whatifs.values_list("pk", flat=True))
     if set(cites) - own:
-        raise SoireeError(f"not a what-if of this dispute: "
-                          f"{', '.join(str(c) for c in sorted(set(cites) - own))}")
+        raise SoireeError(_("Not a what-if of this dispute: %(ids)s.") % {"ids": ", ".join(
+            str(c) for c in sorted(set(cites) - own))})
     with transaction.atomic():
         # One ruling at a time on a dispute: the hand's row is the lock.
         Hand.objects.select_for_update().get(pk=hand.pk)
@@ -172,7 +180,8 @@ def rule(*, dispute: Dispute, arbiter: AbstractBaseUser, kind: str, reason: str,
 def _checked_corrections(kind: str, corrections: dict[str, Any] | None,
                          wallets: dict[str, Account]) -> dict[str, int]:
     if kind not in Ruling.Kind.values:
-        raise SoireeError(f"unknown ruling {kind!r}: one of {', '.join(Ruling.Kind.values)}")
+        raise SoireeError(_("Unknown ruling %(kind)s: one of %(kinds)s.")
+                          % {"kind": kind, "kinds": ", ".join(Ruling.Kind.values)})
     corrections = {k: int(v) for k, v in (corrections or {}).items() if int(v)}
     if kind == Ruling.Kind.ADJUSTED:
         unknown = sorted(set(corrections) - set(wallets))
@@ -220,7 +229,8 @@ def ruling_effect(*, dispute: Dispute, arbiter: AbstractBaseUser, kind: str,
     he holds and what he would give or receive, and any shortfall. An adjustment with a
     shortfall is refused when posted; a void's falls on the hand's own accounts."""
     if not may_rule(arbiter, dispute):
-        raise NotAuditor("only a club auditor who did not play this hand may rule on it")
+        raise NotAuditor(_("Only a club auditor who did not play this hand may rule on "
+                           "it."))
     wallets = _wallets_of(dispute.hand)
     corrections = _checked_corrections(kind, corrections, wallets)
     lines = _effect(_delta(dispute, kind, corrections, wallets), wallets)
@@ -271,9 +281,9 @@ def _follow_soiree(soiree_id: int, at: datetime) -> None:
         soiree = Soiree.objects.select_for_update().get(pk=soiree_id)
         if soiree.standings is None:
             return
-        soiree.standings = services.standings_compute(soiree=soiree,
+        soiree.standings = selectors.standings_compute(soiree=soiree,
                                                       at=soiree.closed_at or at)
-        soiree.settlement = services.settlement_corrected(soiree.settlement or {},
+        soiree.settlement = selectors.settlement_corrected(soiree.settlement or {},
                                                           soiree.standings, at)
         soiree.save(update_fields=["standings", "settlement"])
         if soiree.season_id is not None:

@@ -20,8 +20,7 @@ from games.models import Hand, Partie
 from ledger import selectors as ledger_selectors
 
 from .models import Soiree
-from .selectors import rulings_net
-from .services import CLUB
+from .selectors import CLUB, rulings_net
 
 
 def hands_of(soiree: Soiree) -> list[dict[str, Any]]:
@@ -70,8 +69,16 @@ def settlement_lines(soiree: Soiree) -> list[dict[str, Any]]:
     names[CLUB] = _("the club")
 
     def line(t: dict[str, Any], kind: str) -> dict[str, Any]:
-        return {"kind": kind, "from": names.get(t["from"], t["from"]),
-                "to": names.get(t["to"], t["to"]), "amount": t["amount"], "at": t.get("at")}
+        payer, payee = names.get(t["from"], t["from"]), names.get(t["to"], t["to"])
+        values = {"payer": payer, "payee": payee, "amount": t["amount"]}
+        if t["to"] == CLUB:
+            text = _("%(payer)s pays the club %(amount)s") % values
+        elif t["from"] == CLUB:
+            text = _("The club pays %(payee)s %(amount)s") % values
+        else:
+            text = _("%(payer)s pays %(payee)s %(amount)s") % values
+        return {"kind": kind, "from": payer, "to": payee, "amount": t["amount"],
+                "at": t.get("at"), "text": text}
 
     return ([line(t, "transfer") for t in settlement.get("transfers", [])]
             + [line(t, "correction") for t in settlement.get("corrections", [])])
@@ -191,7 +198,7 @@ def results_pdf(soiree: Soiree, *, words: dict[str, str]) -> bytes:
     if not lines:
         pdf.cell(0, 6, words["nothing"], new_x="LMARGIN", new_y="NEXT")
     for t in lines:
-        text = words["pays"].format(payer=t["from"], payee=t["to"], amount=t["amount"])
+        text = t["text"]
         if t["kind"] == "correction":
             text = f"{words['correction']} : {text}"
         pdf.cell(0, 6, text, new_x="LMARGIN", new_y="NEXT")
@@ -279,7 +286,11 @@ def chips_chart_svg(soiree: Soiree, *, title: str, width: int = 640,
              f'<text x="{left - 6}" y="{y(high) + 4:.1f}" text-anchor="end">{high}</text>',
              f'<text x="{left - 6}" y="{y(low) + 4:.1f}" text-anchor="end">{low}</text>']
     ranked = sorted(lines.items(), key=lambda item: -item[1][-1] if item[1] else 0)
-    for k, (name, points) in enumerate(ranked):
+    standings = soiree.standings or {}
+    names = {r["player"]: r.get("name") or r["player"]
+             for r in standings.get("players", []) + standings.get("bots", [])}
+    for k, (player, points) in enumerate(ranked):
+        name = names.get(player, player)
         colour = COLOURS[k % len(COLOURS)]
         start = hands - len(points)
         path = " ".join(f"{x(start + i):.1f},{y(v):.1f}" for i, v in enumerate(points))

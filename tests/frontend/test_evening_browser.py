@@ -6,6 +6,7 @@ English on a desktop; screenshots in the test's folder and /tmp/shots."""
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -105,8 +106,10 @@ def test_an_organiser_runs_a_whole_evening_from_the_pages(
     # A rebuy (double-clicked: posted once), through the ledger.
     alice = page.locator('#registrations li[data-player="alice"]')
     alice.get_by_role("button", name="Recave (60)").dblclick()
-    expect(alice.locator("[data-chips-of=alice]")).to_contain_text("jetons")
-    wallet = Account.objects.get(club_key="lumieres", owner=members[0], kind="wallet")
+    # Her stack at this soirée: the buy-in and one rebuy, less an ante if a hand began.
+    expect(alice.locator("[data-chips-of=alice]")).to_have_text(re.compile(r"^(11\d|120) jetons$"))
+    wallet = Account.objects.get(club_key="lumieres", owner=members[0], kind="wallet",
+                                 ref=soiree.stack_ref)
     rebuys = wallet.postings.filter(entry__source__endswith="/rebuy").count()
     assert rebuys == 1
 

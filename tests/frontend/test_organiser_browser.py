@@ -83,7 +83,8 @@ def test_an_organiser_creates_checks_in_opens_and_closes_a_soiree_from_the_pages
     shot(page, tmp_path, "organiser-1-phone-fr-new")
     form.get_by_role("button", name="Créer la soirée").click()
     expect(form.get_by_role("alert")).to_contain_text("Refusé :")
-    expect(form.get_by_role("alert")).to_contain_text("must end after it starts")
+    # The refusal in the page's language (French here, not the API's English default).
+    expect(form.get_by_role("alert")).to_contain_text("Une soirée doit finir après son début")
     assert not Soiree.objects.exists()
 
     form.get_by_label("Fin").fill(_local(starts + timedelta(hours=3)))

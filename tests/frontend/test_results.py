@@ -11,7 +11,7 @@ import pytest
 from django.utils import timezone
 
 from tournaments.models import Club, Membership, Soiree
-from tournaments.services import settlement_of
+from tournaments.selectors import settlement_of
 
 pytestmark = pytest.mark.django_db
 
@@ -45,7 +45,7 @@ def test_a_member_reads_prints_and_downloads_the_results(client: Any, closed: An
 
     assert page.status_code == 200
     text = page.content.decode()
-    assert "le club paie 7 à Ana Lenoir" in text  # French by default; the club pays its bots'
+    assert "Le club paie 7 à Ana Lenoir" in text  # French by default; the club pays its bots'
     assert "robot du club" in text
     assert "@media print" not in text and "results.css" in text
     assert pdf["Content-Type"] == "application/pdf" and pdf.content.startswith(b"%PDF")

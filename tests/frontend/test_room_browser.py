@@ -46,8 +46,8 @@ def test_the_room_screen_shows_the_tables_and_the_leaders_live(
     shot(page, tmp_path, "room-screen")
 
     assert re.fullmatch(r"\d+ min left", page.locator("#left").inner_text())
-    # The leaders: the evening's standings so far, the club's named bots among them.
-    wait_for_js(page, "document.querySelectorAll('#leaders li').length === 3")
+    # The leaders: the evening's standings so far, its people only (the club's bots, which
+    # play the club's chips, are apart on the results sheet).
+    wait_for_js(page, "document.querySelectorAll('#leaders li').length === 1", timeout=90)
     leaders = {line.rsplit(" ", 1)[0] for line in page.locator("#leaders li").all_inner_texts()}
-    assert leaders <= {"Voltaire", "Diderot", "Rousseau", "alice"}
-    assert len(leaders & {"Voltaire", "Diderot", "Rousseau"}) >= 2
+    assert leaders == {"alice"}

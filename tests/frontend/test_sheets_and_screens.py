@@ -12,7 +12,8 @@ from django.utils import timezone
 
 from tests.pdf import pdf_pages_text
 from tournaments.models import Club, Membership, Soiree
-from tournaments.services import checkin, rebuy, settlement_of
+from tournaments.selectors import settlement_of
+from tournaments.services import checkin, rebuy
 
 pytestmark = pytest.mark.django_db
 

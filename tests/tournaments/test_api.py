@@ -75,7 +75,7 @@ def test_only_an_organiser_creates_a_soiree(club: Any, members: Any) -> None:
     [player] = members(1)
     answer = _as(player).post("/api/soirees/", _soiree(), format="json")
     assert answer.status_code == 403
-    assert answer.json()["detail"] == "only an organiser of Le Cercle may do this"
+    assert answer.json()["detail"] == "Only an organiser of Le Cercle may do this."
     missing = _as(player).post("/api/soirees/", _soiree(club="nowhere"), format="json")
     assert missing.status_code == 400
     assert missing.json()["club"] == ["no such club"]

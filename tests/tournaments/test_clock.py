@@ -22,9 +22,10 @@ from games.models import Hand, Partie
 from games.services import deadline_fire, partie_tick
 from games.tasks import sweep_deadlines
 from ledger import selectors as ledger_selectors
-from tournaments import services
+from tournaments import selectors, services
 from tournaments.errors import SoireeState
 from tournaments.models import Soiree, SoireeTable
+from tournaments.services import soirees
 from tournaments.tasks import soiree_clock
 
 from .conftest import START, nets_by_player, parse_at, soiree_parties, timeline
@@ -181,11 +182,11 @@ def _assert_standings_match_the_ledger(soiree: Soiree) -> None:
     standings = {row["player"]: row["net"] for row in _everyone(soiree)}
     assert {p: n for p, n in standings.items() if n} == ledger_nets
     # The settlement is among the people and the club, which takes or pays its bots' nets.
-    parties = services.party_nets(soiree.standings)
+    parties = selectors.party_nets(soiree.standings)
     bots = {row["player"] for row in soiree.standings["bots"]}
     assert parties == {p: n for p, n in {
         **{p: n for p, n in ledger_nets.items() if p not in bots},
-        services.CLUB: sum(n for p, n in ledger_nets.items() if p in bots)}.items() if n}
+        selectors.CLUB: sum(n for p, n in ledger_nets.items() if p in bots)}.items() if n}
     assert {row["player"]: row["net"] for row in soiree.settlement["nets"]} == parties
     assert sum(t["amount"] for t in soiree.settlement["transfers"]) \
         == sum(n for n in parties.values() if n > 0)
@@ -368,14 +369,14 @@ def test_a_table_that_cannot_start_is_skipped_and_the_others_start(clock, club, 
     tables = {t.number: t for t in _tables(soiree)}
     for table in tables.values():
         _end_partie(clock, table.partie)
-    real = services._start_table
+    real = soirees._start_table
 
     def refuse_table_1(soiree: Soiree, number: int, *args: Any) -> Any:
         if number == 1:
             raise GameError("table 1 is broken")
         return real(soiree, number, *args)
 
-    monkeypatch.setattr(services, "_start_table", refuse_table_1)
+    monkeypatch.setattr(soirees, "_start_table", refuse_table_1)
     soiree_clock()
     assert [t.number for t in SoireeTable.objects.filter(soiree=soiree, round=2)] == [2]
     assert "table 1 is broken" in caplog.text
@@ -424,10 +425,10 @@ def test_two_overlapping_soirees_sharing_a_player_settle_each_its_own_chips(
         assert set(standings) <= seated
         assert {p: n for p, n in standings.items() if n} == _own_ledger_nets(soiree)
         nets = {row["player"]: row["net"] for row in soiree.settlement["nets"]}
-        assert nets == services.party_nets(soiree.standings)
+        assert nets == selectors.party_nets(soiree.standings)
         moved: dict[str, int] = {}
         for t in soiree.settlement["transfers"]:
-            assert {t["from"], t["to"]} <= seated | {services.CLUB}
+            assert {t["from"], t["to"]} <= seated | {selectors.CLUB}
             moved[t["from"]] = moved.get(t["from"], 0) - t["amount"]
             moved[t["to"]] = moved.get(t["to"], 0) + t["amount"]
         assert moved == nets

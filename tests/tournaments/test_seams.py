@@ -14,7 +14,7 @@ from django.utils import timezone, translation
 from games.models import Hand
 from ledger.models import Account, JournalEntry
 from tests.pdf import pdf_pages_text
-from tournaments import arbitration, services, sheets
+from tournaments import arbitration, selectors, services, sheets
 from tournaments.errors import SoireeError, SoireeState
 from tournaments.models import Soiree
 
@@ -96,7 +96,7 @@ def test_a_void_after_the_close_reaches_every_sheet_and_keeps_what_was_shown(pla
     bots = {r["player"] for r in soiree.standings["bots"]}
     # The house is a party: every transfer is between two people, or one and the club.
     assert people and bots and not people & bots
-    assert all({t["from"], t["to"]} <= people | {services.CLUB} for t in shown)
+    assert all({t["from"], t["to"]} <= people | {selectors.CLUB} for t in shown)
     dealt = {r["player"]: r["hands"] for r in soiree.standings["players"]
              + soiree.standings["bots"]}
     assert _moved(hand)
@@ -115,7 +115,7 @@ def test_a_void_after_the_close_reaches_every_sheet_and_keeps_what_was_shown(pla
     assert {p: dealt[p] - after[p] for p in seated} == dict.fromkeys(seated, 1)
     assert soiree.settlement["transfers"] == shown
     assert soiree.settlement["corrections"]
-    assert _paid(soiree.settlement) == services.party_nets(soiree.standings)
+    assert _paid(soiree.settlement) == selectors.party_nets(soiree.standings)
 
     correction = soiree.settlement["corrections"][0]
     with translation.override("fr"):
@@ -132,7 +132,7 @@ def test_a_void_after_the_close_reaches_every_sheet_and_keeps_what_was_shown(pla
     assert "correction après une décision" in page
     text = pdf_pages_text(pdf)
     assert "correction après une décision" in text
-    if services.CLUB in {correction["from"], correction["to"]}:
+    if selectors.CLUB in {correction["from"], correction["to"]}:
         assert "le club" in text
     # The chart's last point is each line's standing net, the ruling included.
     lines = sheets.chips_over_the_evening(soiree)

@@ -135,7 +135,7 @@ def test_a_late_arrival_joins_a_table_in_play_after_its_hand_and_rebuys_count(
     early = members(3, prefix="early")
     _open(clock, soiree, early)
     assert _playing(soiree) == {1: ["early1", "early2", "early3"]}
-    held = services._wallet(soiree, early[0])  # the buy-in, less the first hand's ante
+    held = services.stack(soiree, early[0]).balance  # the buy-in, less the first hand's ante
     assert services.rebuy(soiree=soiree, user=early[0], request_id="r1") == held + 30
     assert services.rebuy(soiree=soiree, user=early[0], request_id="r1") == held + 30  # once
 
@@ -219,13 +219,13 @@ def test_seat_changes_asked_through_the_api(client, organiser, evening):
 
 
 @pytest.mark.parametrize("body, status, words", [
-    ({"change": "move", "table": 1}, 400, "choose another table"),
-    ({"change": "move", "table": 9}, 400, "choose another table"),
-    ({"change": "move", "table": 2, "from": "2"}, 400, "choose another table"),
+    ({"change": "move", "table": 1}, 400, "Choose another table"),
+    ({"change": "move", "table": 9}, 400, "Choose another table"),
+    ({"change": "move", "table": 2, "from": "2"}, 400, "Choose another table"),
     ({"change": "move", "table": 1, "from": "2"}, 400,
-     "table 1 would have 5 players and table 2 2: tables stay within one player"),
+     "Table 1 would have 5 players and table 2 2: tables stay within one player"),
     ({"change": "leave"}, 400, "change"),
-    ({"change": "remove", "table": 2}, 400, "only a move names a table"),
+    ({"change": "remove", "table": 2}, 400, "Only a move names a table"),
     ({"player": "nobody", "change": "remove"}, 400, "no such player"),
     ({"player": "oscar", "change": "remove"}, 400, "oscar is not seated at a table in play"),
 ])

@@ -38,8 +38,8 @@ def _form(soiree: Soiree, **changes: Any) -> dict[str, Any]:
 
 @pytest.mark.parametrize(("options", "message"), [
     ('{"a\\u0000": 1}', "unknown Comet option"),
-    ('{"deals": 3}', "set the end condition with deals_per_partie, not options.deals"),
-    ('[1, 2]', "options must be an object of RULES.md&#x27;s options"),
+    ('{"deals": 3}', "Fixez la fin avec deals_per_partie, pas options.deals"),
+    ('[1, 2]', "Les options doivent être un objet des options des règles"),
 ])
 def test_options_the_game_refuses_are_not_saved(admin_client: Client, soiree: Soiree,
                                                 options: str, message: str) -> None:
@@ -60,4 +60,4 @@ def test_a_soiree_that_ends_before_it_starts_is_not_saved(admin_client: Client,
     answer = admin_client.post(f"/admin/tournaments/soiree/{soiree.pk}/change/",
                                _form(soiree, ends_at_1="19:00:00"))
     assert answer.status_code == 200
-    assert "a soirée must end after it starts" in answer.content.decode()
+    assert "Une soirée doit finir après son début" in answer.content.decode()

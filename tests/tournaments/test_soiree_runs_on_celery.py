@@ -20,7 +20,7 @@ from django.utils import timezone
 from games.models import Hand, Partie
 from ledger import selectors as ledger_selectors
 from ledger.models import Account
-from tournaments import services
+from tournaments import selectors, services
 from tournaments.models import Soiree, SoireeTable
 
 from .conftest import (
@@ -78,8 +78,8 @@ def _assert_books_and_standings(soiree: Soiree) -> None:
     assert sum(standings.values()) == 0
     # The settlement's parties: the people, and the club for its bots.
     stored = {row["player"]: row["net"] for row in soiree.settlement["nets"]}
-    assert stored == services.party_nets(soiree.standings)
-    assert set(stored) <= {r["player"] for r in soiree.standings["players"]} | {services.CLUB}
+    assert stored == selectors.party_nets(soiree.standings)
+    assert set(stored) <= {r["player"] for r in soiree.standings["players"]} | {selectors.CLUB}
     # Every player's wallets hold his buy-ins plus his net for the evening: a person's one
     # wallet his check-in's, a bot's wallet at each table the buy-in it was staked there.
     for row in everyone:

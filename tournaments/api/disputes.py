@@ -7,6 +7,7 @@ from typing import Any
 
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -128,7 +129,7 @@ class DisputeListSerializer(serializers.Serializer):
 def _hand(request: Request, hand_id: str) -> Hand:
     hand = get_object_or_404(Hand.objects.select_related("partie"), pk=hand_id)
     if not may_view(request.user, hand.partie):
-        raise NotMember("only the club's members may see this hand")
+        raise NotMember(_("Only the club's members may see this hand."))
     return hand
 
 
@@ -167,7 +168,7 @@ def _dispute(request: Request, dispute_id: int) -> Dispute:
     dispute = get_object_or_404(Dispute.objects.select_related("hand__partie", "soiree"),
                                 pk=dispute_id)
     if not may_view(request.user, dispute.hand.partie):
-        raise NotMember("only the club's members may see this dispute")
+        raise NotMember(_("Only the club's members may see this dispute."))
     return dispute
 
 
@@ -184,7 +185,8 @@ class RulingView(APIView):
     def post(self, request: Request, dispute_id: int) -> Response:
         dispute = _dispute(request, dispute_id)
         if not arbitration.may_rule(request.user, dispute):  # before reading the request
-            raise NotAuditor("only a club auditor who did not play this hand may rule on it")
+            raise NotAuditor(_("Only a club auditor who did not play this hand may rule on "
+                             "it."))
         data = RulingRequestSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v: dict[str, Any] = data.validated_data
@@ -201,7 +203,8 @@ class RulingEffectView(APIView):
     def post(self, request: Request, dispute_id: int) -> Response:
         dispute = _dispute(request, dispute_id)
         if not arbitration.may_rule(request.user, dispute):  # before reading the request
-            raise NotAuditor("only a club auditor who did not play this hand may rule on it")
+            raise NotAuditor(_("Only a club auditor who did not play this hand may rule on "
+                             "it."))
         data = RulingEffectRequestSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v: dict[str, Any] = data.validated_data
@@ -218,7 +221,8 @@ class WhatIfView(APIView):
     def post(self, request: Request, dispute_id: int) -> Response:
         dispute = _dispute(request, dispute_id)
         if not arbitration.may_rule(request.user, dispute):
-            raise NotAuditor("only a club auditor who did not play this hand may branch it")
+            raise NotAuditor(_("Only a club auditor who did not play this hand may branch "
+                             "it."))
         data = WhatIfRequestSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data

@@ -10,6 +10,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.generics import ListAPIView
@@ -142,6 +143,7 @@ class ClosedSerializer(serializers.Serializer):
 class TableSeatSerializer(serializers.Serializer):
     seat = serializers.IntegerField()
     player = serializers.CharField()
+    name = serializers.CharField(help_text="his name as people read it")
     bot = serializers.CharField(allow_null=True, help_text="the bot's kind; null: a person")
     chips = serializers.IntegerField(help_text="the seat's chips now")
     away = serializers.BooleanField(help_text="the player has left the table for now")
@@ -225,13 +227,14 @@ class SeasonStandingsSerializer(serializers.Serializer):
 def _organiser(request: Request, club: Club) -> None:
     if not (request.user.is_staff
             or selectors.has_role(request.user, club.pk, Membership.Role.ORGANISER)):
-        raise NotOrganiser(f"only an organiser of {club.name} may do this")
+        raise NotOrganiser(_("Only an organiser of %(club)s may do this.") % {"club": club.name})
 
 
 def _member(request: Request, soiree: Soiree) -> None:
     if not (request.user.is_staff or selectors.has_role(request.user, soiree.club_id,
                                                         *Membership.Role.values)):
-        raise NotMember(f"only members of {soiree.club.name} may see this soirée")
+        raise NotMember(_("Only members of %(club)s may see this soirée.")
+                        % {"club": soiree.club.name})
 
 
 def _soiree(soiree_id: int) -> Soiree:
@@ -504,7 +507,7 @@ class SoireeStandingsView(APIView):
         _member(request, soiree)
         standings = soiree.standings
         if standings is None and soiree.status != Soiree.Status.SCHEDULED:
-            standings = services.standings_compute(soiree=soiree, at=timezone.now())
+            standings = selectors.standings_compute(soiree=soiree, at=timezone.now())
         return Response({"soiree": soiree.pk, "status": soiree.status,
                          "standings": standings, "settlement": soiree.settlement})
 
@@ -515,6 +518,6 @@ class SeasonStandingsView(APIView):
         season = get_object_or_404(Season, pk=season_id)
         if not (request.user.is_staff or selectors.has_role(request.user, season.club_id,
                                                             *Membership.Role.values)):
-            raise NotMember("only members of this club may see its season")
+            raise NotMember(_("Only members of this club may see its season."))
         return Response({"season": season.pk, "name": season.name,
-                         "standings": services.season_standings(season=season)})
+                         "standings": selectors.season_standings(season=season)})

@@ -1,8 +1,8 @@
 // The lobby's actions go through the API, as any client's: answer an invitation, close one's
-// own casual table, make one. Each then reloads the page, which reads everything anew (or opens
-// the table, when it starts at once); a
-// refusal shows the API's own detail. The words come from the page (#lobby's data attributes),
-// in its language; postAction() is base.html's.
+// own casual table, make one, register for a soirée or unregister. Each then reloads the page,
+// which reads everything anew (or opens the table, when it starts at once); a refusal shows
+// the API's own detail. The words come from the page (#lobby's data attributes), in its
+// language; postAction() is base.html's.
 (() => {
   const lobby = document.getElementById("lobby");
   const words = lobby.dataset;
@@ -26,6 +26,17 @@
         const partie = panel.dataset.partie, action = button.dataset.action;
         if (action === "close") post(`/api/parties/${partie}/close`, {}, errorBox, buttons);
         else post(`/api/parties/${partie}/answer`, {accept: action === "accept"}, errorBox, buttons);
+      });
+    }
+  }
+
+  // Register for a soirée of one's club, or take one's name off (registration_state.html):
+  // then the page is read anew.
+  for (const box of lobby.querySelectorAll(".my-registration[data-soiree]")) {
+    for (const button of box.querySelectorAll("button[data-action]")) {
+      button.addEventListener("click", () => {
+        postAction(`/api/soirees/${box.dataset.soiree}/${button.dataset.action}`, {},
+                   box.querySelector(".error"), [button], words, () => location.reload());
       });
     }
   }

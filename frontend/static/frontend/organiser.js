@@ -121,13 +121,141 @@
     });
   }
 
-  // A late arrival: the same check-in registers him.
+  // A late arrival: the same check-in registers him. As the organiser types, the box suggests
+  // the club's members whose username or name holds what he typed, capitals and accents aside
+  // (frontend/members.py), in a listbox under it (arrow keys, Enter, Escape, or a tap); the one
+  // picked is checked in by his username. Text typed and not picked that is exactly one
+  // member's name or username is his too; anything else is sent as typed, for the API to judge.
   const late = document.getElementById("late-arrival");
   if (late) {
-    late.addEventListener("submit", event => {
+    const input = late.elements.player;
+    const list = document.getElementById("late-player-list");
+    const status = document.getElementById("late-player-status");
+    const errorBox = late.querySelector(".error");
+    const buttons = [...late.querySelectorAll("button")];
+    const members = text => api(`${late.dataset.search}?q=${encodeURIComponent(text)}`);
+    let picked = null;  // {username, name}, chosen among the suggestions
+    let shown = [];     // the suggestions in the list
+    let active = -1;    // the one the arrow keys are on
+    let asked = 0;      // the latest search sent: the answer to an older one is dropped
+    let timer = null;
+
+    const close = () => {
+      list.hidden = true;
+      list.replaceChildren();
+      shown = [];
+      active = -1;
+      input.setAttribute("aria-expanded", "false");
+      input.removeAttribute("aria-activedescendant");
+    };
+    const highlight = index => {
+      active = index;
+      [...list.children].forEach((option, i) => {
+        option.setAttribute("aria-selected", String(i === index));
+        option.classList.toggle("active", i === index);
+      });
+      const option = list.children[index];
+      if (option) {
+        input.setAttribute("aria-activedescendant", option.id);
+        option.scrollIntoView({block: "nearest"});
+      }
+    };
+    const pick = member => {
+      picked = member;
+      input.value = member.name;
+      close();
+      status.textContent = words.picked.replace("{name}", member.name);
+    };
+    const show = found => {
+      close();
+      shown = found;
+      found.forEach((member, i) => {
+        const option = document.createElement("li");
+        option.id = `late-player-option-${i}`;
+        option.setAttribute("role", "option");
+        option.setAttribute("aria-selected", "false");
+        const name = document.createElement("span");
+        name.className = "option-name";
+        name.textContent = member.name;
+        option.append(name);
+        if (member.name !== member.username) {
+          const username = document.createElement("span");
+          username.className = "option-username";
+          username.textContent = member.username;
+          option.append(" ", username);
+        }
+        option.addEventListener("mousedown", event => event.preventDefault());  // keep the focus
+        option.addEventListener("click", () => pick(member));
+        list.append(option);
+      });
+      list.hidden = !found.length;
+      input.setAttribute("aria-expanded", String(found.length > 0));
+      status.textContent = found.length
+        ? words.membersFound.replace("{n}", found.length) : words.noMember;
+    };
+    const suggest = async text => {
+      const mine = ++asked;
+      let answer = null;
+      try {
+        answer = await members(text);
+      } catch (e) {
+        answer = null;
+      }
+      if (mine !== asked || input.value.trim() !== text) return;
+      if (!answer || answer.status !== 200) {
+        close();
+        if (answer && answer.body.detail) {  // a search too long: its limit, in words
+          errorBox.textContent = answer.body.detail;
+          errorBox.hidden = false;
+        }
+        return;
+      }
+      errorBox.hidden = true;
+      show(answer.body.members);
+    };
+
+    input.addEventListener("input", () => {
+      if (picked && input.value !== picked.name) picked = null;
+      clearTimeout(timer);
+      const text = input.value.trim();
+      if (!text || picked) {
+        asked++;
+        close();
+        return;
+      }
+      timer = setTimeout(() => suggest(text), 200);  // once the typing pauses
+    });
+    input.addEventListener("keydown", event => {
+      const open = !list.hidden && shown.length > 0;
+      if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+        if (!open) return;
+        event.preventDefault();
+        const step = event.key === "ArrowDown" ? 1 : -1;
+        highlight(active < 0 && step < 0 ? shown.length - 1
+          : (active + step + shown.length) % shown.length);
+      } else if (event.key === "Enter" && open && active >= 0) {
+        event.preventDefault();
+        pick(shown[active]);
+      } else if (event.key === "Escape" && open) {
+        event.preventDefault();
+        close();
+      }
+    });
+    input.addEventListener("blur", close);
+
+    late.addEventListener("submit", async event => {
       event.preventDefault();
-      post(`${base}/checkin`, {player: late.elements.player.value.trim()},
-           late.querySelector(".error"), [...late.querySelectorAll("button")], reload);
+      clearTimeout(timer);
+      asked++;
+      close();
+      const text = input.value.trim();
+      let player = picked && input.value === picked.name ? picked.username : null;
+      if (!player) {
+        buttons.forEach(b => { b.disabled = true; });
+        const found = await members(text).catch(() => null);
+        player = (found && found.status === 200 && found.body.exact) || text;
+      }
+      post(`${base}/checkin`, {player}, errorBox, buttons, reload);
     });
   }
 })();

@@ -23,7 +23,7 @@
       // A table whose partie is over waits (for its next partie, or the end of the evening).
       document.getElementById("tables").innerHTML = tables.map(tb => `<div class="room-table${tb.status === "playing" ? "" : " idle"}">
         <b>${say(W.table, {table: tb.table})}</b>${tb.status !== "playing" ? ` · <span class="room-idle">${esc(W.idle)}</span>` : tb.current_hand ? " · " + say(W.hand, {number: tb.current_hand.number}) : ""}
-        <ul>${tb.seats.map(s => `<li>${esc(s.player)}</li>`).join("")}</ul></div>`).join("") || `<p>${esc(W.waiting)}</p>`;
+        <ul>${tb.seats.map(s => `<li>${esc(s.name || s.player)}</li>`).join("")}</ul></div>`).join("") || `<p>${esc(W.waiting)}</p>`;
       const playing = tables.filter(tb => tb.status === "playing").map(tb => tb.partie);
       for (const p of Object.keys(sockets)) if (!playing.includes(p)) { sockets[p].stop(); delete sockets[p]; }
       for (const p of playing) if (!sockets[p]) sockets[p] = liveSocket(`/ws/parties/${p}/`, soon);

@@ -5,22 +5,31 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import OuterRef, QuerySet, Subquery
+from django.db.models import QuerySet
 from django.utils.translation import gettext as _
 
 from games import selectors as game_selectors
 from games.models import Hand, Partie
 from ledger import selectors as ledger_selectors
 
-from .models import (
+from ..models import (
     Announcement,
     Club,
     Dispute,
     Membership,
     Registration,
-    Ruling,
     Soiree,
     SoireeTable,
+)
+from .standings import (  # noqa: F401  (the package's face: its reads of standings)
+    CLUB,
+    party_nets,
+    rulings_net,
+    season_standings,
+    settlement_corrected,
+    settlement_of,
+    standings_compute,
+    voided_hands,
 )
 
 
@@ -86,8 +95,10 @@ def soiree_tables(*, soiree: Soiree) -> list[dict[str, Any]]:
             "round": t.round,
             "partie": str(partie.pk),
             "status": partie.status,
-            "seats": [{"seat": s.number, "player": s.player.get_username(), "bot": s.bot or None,
-                       "chips": chips[s.pk], "away": s.away} for s in seats[t.pk]],
+            "seats": [{"seat": s.number, "player": s.player.get_username(),
+                       "name": s.player.get_full_name() or s.player.get_username(),
+                       "bot": s.bot or None, "chips": chips[s.pk], "away": s.away}
+                      for s in seats[t.pk]],
             "hands_played": partie.hands.filter(status=Hand.Status.OVER).count(),
             "current_hand": None if current is None else {
                 "hand": str(current.pk), "number": current.number, "status": current.status,
@@ -162,16 +173,12 @@ def dispute_row(d: Any) -> dict[str, Any]:
 
 
 def disputes_of_hand(*, hand: Any) -> list[dict[str, Any]]:
-    from .models import Dispute
-
     return [dispute_row(d) for d in Dispute.objects.filter(hand=hand).select_related(
         "hand__partie", "opened_by").order_by("opened_at", "pk")]
 
 
 def arbiter_queue(*, user: Any, status: str = "open") -> list[dict[str, Any]]:
     """The disputes of the clubs ``user`` audits (all of them for staff), oldest first."""
-    from .models import Dispute
-
     disputes = Dispute.objects.select_related("hand__partie", "opened_by", "soiree")
     if not (getattr(user, "is_staff", False) or getattr(user, "is_superuser", False)):
         disputes = disputes.filter(soiree__club__memberships__user=user,
@@ -185,34 +192,6 @@ def arbiter_queue(*, user: Any, status: str = "open") -> list[dict[str, Any]]:
 
 def disputes_of_player(*, user: Any, limit: int = 10) -> list[dict[str, Any]]:
     """The disputes on hands ``user`` played, newest first: his page tells him of them."""
-    from .models import Dispute
-
     return [dispute_row(d) for d in Dispute.objects.filter(
         hand__partie__seats__player=user).select_related("hand__partie", "opened_by")
         .distinct().order_by("-opened_at", "-pk")[:limit]]
-
-
-def _disputes(soiree: Soiree | None, partie: Any) -> QuerySet[Dispute]:
-    disputes = Dispute.objects.all()
-    if soiree is not None:
-        disputes = disputes.filter(soiree=soiree)
-    if partie is not None:
-        disputes = disputes.filter(hand__partie=partie)
-    return disputes
-
-
-def rulings_net(*, soiree: Soiree | None = None, partie: Any = None) -> dict[str, int]:
-    """What the rulings on the soirée's (or the partie's) hands moved, per player (the
-    standings and the ratings add it)."""
-    ids = _disputes(soiree, partie).values_list("pk", flat=True)
-    return ledger_selectors.source_totals(prefixes=[f"dispute:{pk}/" for pk in ids],
-                                          by="owner", owned_only=True)
-
-
-def voided_hands(*, soiree: Soiree | None = None, partie: Any = None) -> set[Any]:
-    """The ids of the soirée's (or the partie's) hands that a standing ruling voided: the
-    latest ruling of one of their disputes is "void". They count neither as dealt nor as won."""
-    standing = (Ruling.objects.filter(dispute=OuterRef("pk")).order_by("-at", "-pk")
-                .values("kind")[:1])
-    return set(_disputes(soiree, partie).annotate(standing=Subquery(standing))
-               .filter(standing=Ruling.Kind.VOID).values_list("hand_id", flat=True))
