@@ -11,8 +11,8 @@ from django.shortcuts import get_object_or_404
 
 from games.models import Hand
 from games.permissions import may_view
-from tournaments.models import Membership, Season, Soiree
-from tournaments.selectors import has_role
+from tournaments.models import Season, Soiree
+from tournaments.permissions import is_member
 
 
 def viewable_hand(request: HttpRequest, hand_id: Any, *related: str) -> Hand:
@@ -27,8 +27,7 @@ def viewable_hand(request: HttpRequest, hand_id: Any, *related: str) -> Hand:
 def viewable_soiree(request: HttpRequest, soiree_id: int) -> Soiree:
     """The soirée, with its club, if the requester is one of the club's members (or staff)."""
     soiree = get_object_or_404(Soiree.objects.select_related("club"), pk=soiree_id)
-    if not (request.user.is_staff or request.user.is_superuser
-            or has_role(request.user, soiree.club_id, *Membership.Role.values)):
+    if not is_member(request.user, soiree.club_id):
         raise PermissionDenied("only the club's members may see this soirée")
     return soiree
 
@@ -36,7 +35,6 @@ def viewable_soiree(request: HttpRequest, soiree_id: int) -> Soiree:
 def viewable_season(request: HttpRequest, season_id: int) -> Season:
     """The season, with its club, if the requester is one of the club's members (or staff)."""
     season = get_object_or_404(Season.objects.select_related("club"), pk=season_id)
-    if not (request.user.is_staff or request.user.is_superuser
-            or has_role(request.user, season.club_id, *Membership.Role.values)):
+    if not is_member(request.user, season.club_id):
         raise PermissionDenied("only the club's members may see this season")
     return season

@@ -31,7 +31,7 @@ from tournaments.invitations import (
     invitations_pending,
 )
 from tournaments.models import Club, Membership
-from tournaments.selectors import clubs_organised, may_organise
+from tournaments.permissions import clubs_organised, may_organise
 
 log = logging.getLogger(__name__)
 #: The backend a new member is signed in with (django-axes' own only counts failures).

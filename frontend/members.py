@@ -20,7 +20,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_safe
 
 from tournaments.models import Membership, Soiree
-from tournaments.selectors import may_organise
+from tournaments.permissions import may_organise
 
 #: The longest query searched; a longer one is refused (400).
 MAX_QUERY = 100

@@ -13,7 +13,6 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
@@ -22,10 +21,10 @@ from django.utils import timezone
 from games.models import Game
 from games.services import MAX_BUY_IN, MAX_HANDS
 from tournaments.models import Season, Soiree
+from tournaments.permissions import clubs_organised, may_create_soirees, may_organise
 from tournaments.selectors import (
     announcements,
-    clubs_organised,
-    may_organise,
+    opening_problems,
     registration_list,
     soiree_tables,
     stacks,
@@ -48,12 +47,6 @@ LOCAL_INPUT = "%Y-%m-%dT%H:%M"
 def _next_full_hour(at: datetime) -> datetime:
     local = timezone.localtime(at, timezone.get_current_timezone())
     return local.replace(minute=0, second=0, microsecond=0) + timedelta(hours=1)
-
-
-def may_create_soirees(user: AbstractBaseUser | AnonymousUser) -> bool:
-    """Staff, and the organisers of a club (the lobby links the form for them)."""
-    return bool(getattr(user, "is_staff", False) or getattr(user, "is_superuser", False)
-                or clubs_organised(user=user).exists())
 
 
 @login_required
@@ -125,6 +118,8 @@ def soiree_manage(request: HttpRequest, soiree_id: int) -> HttpResponse:
         "live": soiree.status in (Soiree.Status.SCHEDULED, Soiree.Status.OPEN),
         # It does not open while nobody is checked in (services.soiree_open): say so.
         "waiting": scheduled and not checked_in,
+        # Checked in, but it would not open as it stands: why, for whom, and the fix.
+        "problems": opening_problems(soiree=soiree),
         "started": soiree.starts_at <= timezone.now(),
         "move_timeout": soiree.move_timeout.total_seconds(),
         "tables": tables if soiree.status != Soiree.Status.SCHEDULED else [],

@@ -14,7 +14,8 @@ from django.utils.translation import pgettext
 
 from tournaments import sheets
 from tournaments.models import Soiree
-from tournaments.selectors import may_organise, season_standings, soiree_tables
+from tournaments.permissions import may_organise
+from tournaments.selectors import season_standings, soiree_tables
 
 from .access import viewable_season, viewable_soiree
 from .ratings import season_ratings

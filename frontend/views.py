@@ -27,20 +27,13 @@ from games.selectors import hand_record, invitations_pending, seat_of
 from games.services import casual_max_buy_in
 from tournaments.arbitration import may_rule, window_end
 from tournaments.models import Dispute, Membership, Registration, Soiree, SoireeTable
-from tournaments.selectors import (
-    arbiter_queue,
-    disputes_of_hand,
-    disputes_of_player,
-    has_role,
-    may_organise,
-    soiree_list,
-)
+from tournaments.permissions import has_role, may_audit, may_create_soirees, may_organise
+from tournaments.selectors import arbiter_queue, disputes_of_hand, disputes_of_player, soiree_list
 
 from . import selectors as lobby_reads
 from .access import viewable_hand, viewable_soiree
 from .accounts import club_links
 from .calendar import calendar_links
-from .organiser import may_create_soirees
 from .words import bot_levels, table_words
 
 #: A placeholder hand id in the URL the page's script fills in (the next hand's).
@@ -82,7 +75,7 @@ def soiree_page(request: HttpRequest, soiree_id: int) -> HttpResponse:
             "soiree": soiree, "may_manage": may_organise(request.user, soiree.club_id),
             "registration": Registration.objects.filter(soiree=soiree,
                                                         user_id=request.user.pk).first(),
-            "member": has_role(request.user, soiree.club_id, *Membership.Role.values)})
+            "member": has_role(request.user, soiree.club_id)})
 
 
 def with_registrations(user: Any, soirees: Iterable[Soiree]) -> list[Soiree]:
@@ -178,8 +171,8 @@ def audit_page(request: HttpRequest, hand_id: str) -> HttpResponse:
             and (window is None or timezone.now() <= window)
             and (request.user.pk in players or may_organise(request.user, soiree.club_id)),
             "window_end": window,
-            "may_rule": request.user.pk not in players and (
-                request.user.is_staff or has_role(request.user, soiree.club_id, "auditor")),
+            "may_rule": request.user.pk not in players and may_audit(request.user,
+                                                                     soiree.club_id),
             "seat_names": names,
             "time_zone": soiree.club.time_zone,
         })

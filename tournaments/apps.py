@@ -7,7 +7,7 @@ class TournamentsConfig(AppConfig):
     def ready(self) -> None:
         from ledger.permissions import register_organiser_check
 
-        from .selectors import is_club_organiser
+        from .permissions import is_club_organiser
 
         # The ledger asks "is this user an organiser of club X?"; memberships answer it.
         register_organiser_check(is_club_organiser)

@@ -34,7 +34,7 @@ from ledger.models import Account
 from . import ratings, selectors
 from .errors import NotAuditor, SoireeError, SoireeState
 from .models import Dispute, Membership, Ruling, Soiree, SoireeTable, WhatIf
-from .selectors import has_role
+from .permissions import has_role, may_audit
 
 
 def _soiree_of(hand: Hand) -> Soiree:
@@ -84,8 +84,7 @@ def may_rule(user: AbstractBaseUser, dispute: Dispute) -> bool:
     """A club auditor (or staff) who did not play the hand."""
     if user.pk in _players(dispute.hand):
         return False
-    return bool(getattr(user, "is_staff", False)
-                or has_role(user, dispute.soiree.club_id, Membership.Role.AUDITOR))
+    return may_audit(user, dispute.soiree.club_id)
 
 
 def _hand_nets(hand: Hand) -> dict[int, int]:

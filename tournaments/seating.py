@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from django.utils.translation import gettext as _
+
 T = TypeVar("T")
 
 SIZES = {"comet": (2, 6, 3, 4), "commere": (4, 12, 7, 8)}  # min, max, best low, best high
@@ -46,7 +48,8 @@ def table_sizes(game: str, n: int) -> list[int]:
         if best is None or key < best[:2]:
             best = (distance, k, sizes)
     if best is None:
-        raise SeatingError(f"{n} players cannot be seated at {game} tables of {lo} to {hi}")
+        raise SeatingError(_("%(n)s players cannot be seated at tables of %(lo)s to %(hi)s.")
+                           % {"n": n, "lo": lo, "hi": hi})
     return best[2]
 
 
@@ -55,16 +58,16 @@ def draw(
 ) -> list[TablePlan]:
     """Seat ``players`` (in a fixed order, e.g. by check-in) at tables, from ``seed``; with
     bots allowed, at least ``min_tables`` tables (the extra ones all bots)."""
-    lo, _, best_lo, _ = SIZES[game]
+    lo, _hi, best_lo, _best_hi = SIZES[game]
     rng = random.Random(hashlib.sha256(seed.encode()).digest())
     order = list(players)
     rng.shuffle(order)
     n = len(order)
     if n == 0 and not bots_allowed:
-        raise SeatingError("nobody has checked in")
+        raise SeatingError(_("Nobody has checked in."))
     if n < lo and not bots_allowed:
-        raise SeatingError(f"{n} player(s) checked in: {game} needs at least {lo}, "
-                           f"and this soirée does not allow bots")
+        raise SeatingError(_("%(n)s player(s) checked in: the game needs at least %(lo)s, and "
+                             "this soirée does not allow bots.") % {"n": n, "lo": lo})
     sizes = table_sizes(game, n) if n >= lo else [n]
     if bots_allowed and len(sizes) < min_tables:
         sizes += [0] * (min_tables - len(sizes))
@@ -119,7 +122,7 @@ def next_seating(game: str, *, ended: dict[int, list[Any]], playing: dict[int, l
     closes and its people go to the others; bots, where allowed, fill tables up to the lower
     best size (a table of bots only plays on).
     """
-    lo, hi, best_lo, _ = SIZES[game]
+    lo, hi, best_lo, _best_hi = SIZES[game]
     out = NextSeating()
     seated = {p for people in playing.values() for p in people}
     held = {c.player for c in changes}  # people an asked change places, not the pool

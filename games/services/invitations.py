@@ -28,6 +28,7 @@ from games.errors import (
     PlayerBusy,
 )
 from games.models import Invitation, Partie, Seat, default_share_window
+from games.permissions import sees_all
 
 from . import chips
 from .parties import MAX_HANDS, partie_check, partie_stop_dealing, seat_and_deal
@@ -116,7 +117,7 @@ def casual_table_close(*, partie_id: Any, user: AbstractBaseUser, at: datetime) 
         partie = Partie.objects.select_for_update().get(pk=partie_id)
         if partie.club_key != CASUAL:
             raise NotTableOwner(_("a club's table is closed with its soirée, by its organiser"))
-        if partie.created_by_id != user.pk and not (user.is_staff or user.is_superuser):
+        if partie.created_by_id != user.pk and not sees_all(user):
             raise NotTableOwner(_("only the table's creator (or staff) may close it"))
         if partie.status == Partie.Status.INVITING:
             _cancel(partie, at)

@@ -73,7 +73,7 @@ def test_an_organiser_invites_and_the_newcomer_signs_up_into_the_lobby(
 
     expect(page.locator("h1")).to_have_text("Accueil")
     expect(page.locator(".messages")).to_contain_text("Bienvenue à Cercle des Lumières")
-    expect(page.locator("header")).to_contain_text("helene")
+    expect(page.locator("header")).to_contain_text("Hélène Fournier")  # her name, not her username
     assert fits(page, PHONE["width"])
     _shot(page, tmp_path, "lobby-390")
     page.set_viewport_size(DESKTOP)

@@ -155,11 +155,15 @@ def test_only_the_clubs_organisers_and_staff_may_search(
         soiree: Soiree, django_user_model: Any) -> None:
     assert _search(client, soiree, "hel").status_code == 302  # signed out: to the sign-in
     victor = django_user_model.objects.get(username="victor")  # the other club's organiser
-    for user in (people["Helene"], people["bruno"], outsider, victor):
+    for user in (people["bruno"], outsider, victor):
         client.force_login(user)
         refused = _search(client, soiree, "hel")
         assert refused.status_code == 403, user
         assert b'"members"' not in refused.content and b"Fournier" not in refused.content
+    # Hélène herself, a player, is refused too (the page's header names her, as every page).
+    client.force_login(people["Helene"])
+    refused = _search(client, soiree, "hel")
+    assert refused.status_code == 403 and b'"members"' not in refused.content
     staff = django_user_model.objects.create_user("staff", is_staff=True)
     client.force_login(staff)
     assert _usernames(_search(client, soiree, "hel")) == ["Helene"]

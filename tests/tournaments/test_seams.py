@@ -182,3 +182,27 @@ def test_a_rulings_effect_through_the_api_writes_nothing(played, client):  # noq
                         content_type="application/json", HTTP_ACCEPT_LANGUAGE="fr")
     assert wrong.status_code == 400 and "totaliser zéro" in wrong.json()["detail"]
     assert JournalEntry.objects.count() == entries and not dispute.rulings.exists()
+
+
+def test_a_soiree_that_cannot_open_says_why_for_whom_and_the_fix(client, club, members,
+                                                                 organiser):
+    now = timezone.now()
+    soiree = services.soiree_create(club=club, name="Comet sans robots", game="comet",
+                                    buy_in=10, bots_allowed=False, starts_at=now,
+                                    ends_at=now + timedelta(hours=2))
+    ana, bob = members(2)
+    for user in (ana, bob):
+        services.checkin(soiree=soiree, user=user, at=now)
+    services.cash_out(soiree=soiree, user=bob, request_id=uuid.uuid4())
+    client.force_login(organiser)
+
+    page = client.get(f"/soirees/{soiree.pk}/manage", HTTP_ACCEPT_LANGUAGE="fr").content.decode()
+
+    box = page[page.index('id="opening-problems"'):]
+    box = box[:box.index("</div>")]
+    assert f"{bob.username} a 0 jetons, moins que la mise (1)" in box  # for whom
+    assert "1 joueur(s) pointé(s) : le jeu en demande au moins 2" in box  # why
+    assert f'href="/soirees/{soiree.pk}/edit"' in box  # the fix
+    with pytest.raises(SoireeError):
+        services.soiree_open(soiree=soiree, at=now)
+    assert Soiree.objects.get(pk=soiree.pk).status == Soiree.Status.SCHEDULED

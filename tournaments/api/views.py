@@ -22,9 +22,9 @@ from config.fields import DateTimeField
 from games.api.serializers import BotField, OptionsField
 from games.models import Game, Hand, Partie
 from games.services import MAX_BUY_IN, MAX_HANDS
-from tournaments import selectors, services
+from tournaments import permissions, selectors, services
 from tournaments.errors import NotMember, NotOrganiser
-from tournaments.models import Announcement, Club, Membership, Season, Soiree
+from tournaments.models import Announcement, Club, Season, Soiree
 
 
 class SoireeSerializer(serializers.ModelSerializer):
@@ -225,14 +225,12 @@ class SeasonStandingsSerializer(serializers.Serializer):
 
 
 def _organiser(request: Request, club: Club) -> None:
-    if not (request.user.is_staff
-            or selectors.has_role(request.user, club.pk, Membership.Role.ORGANISER)):
+    if not permissions.may_organise(request.user, club.pk):
         raise NotOrganiser(_("Only an organiser of %(club)s may do this.") % {"club": club.name})
 
 
 def _member(request: Request, soiree: Soiree) -> None:
-    if not (request.user.is_staff or selectors.has_role(request.user, soiree.club_id,
-                                                        *Membership.Role.values)):
+    if not permissions.is_member(request.user, soiree.club_id):
         raise NotMember(_("Only members of %(club)s may see this soirée.")
                         % {"club": soiree.club.name})
 
@@ -516,8 +514,7 @@ class SeasonStandingsView(APIView):
     @extend_schema(responses=SeasonStandingsSerializer)
     def get(self, request: Request, season_id: int) -> Response:
         season = get_object_or_404(Season, pk=season_id)
-        if not (request.user.is_staff or selectors.has_role(request.user, season.club_id,
-                                                            *Membership.Role.values)):
+        if not permissions.is_member(request.user, season.club_id):
             raise NotMember(_("Only members of this club may see its season."))
         return Response({"season": season.pk, "name": season.name,
                          "standings": selectors.season_standings(season=season)})

@@ -14,13 +14,14 @@ from ledger import selectors as ledger_selectors
 
 from ..models import (
     Announcement,
-    Club,
     Dispute,
     Membership,
     Registration,
     Soiree,
     SoireeTable,
 )
+from ..permissions import sees_all
+from ..seating import SeatingError, draw
 from .standings import (  # noqa: F401  (the package's face: its reads of standings)
     CLUB,
     party_nets,
@@ -31,32 +32,6 @@ from .standings import (  # noqa: F401  (the package's face: its reads of standi
     standings_compute,
     voided_hands,
 )
-
-
-def has_role(user: AbstractBaseUser | AnonymousUser, club_id: Any, *roles: str) -> bool:
-    if not user.is_authenticated:
-        return False
-    return Membership.objects.filter(club_id=club_id, user_id=user.pk, role__in=roles).exists()
-
-
-def is_club_organiser(user: AbstractBaseUser, club_key: str) -> bool:
-    return Membership.objects.filter(club__slug=club_key, user_id=user.pk,
-                                     role=Membership.Role.ORGANISER).exists()
-
-
-def may_organise(user: AbstractBaseUser | AnonymousUser, club_id: Any) -> bool:
-    """Whether ``user`` runs the club's soirées: an organiser of the club, or staff."""
-    return bool(getattr(user, "is_staff", False) or getattr(user, "is_superuser", False)
-                or has_role(user, club_id, Membership.Role.ORGANISER))
-
-
-def clubs_organised(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Club]:
-    """The clubs whose soirées ``user`` may create and run (every club for staff), by name."""
-    clubs = Club.objects.order_by("name", "pk")
-    if getattr(user, "is_staff", False) or getattr(user, "is_superuser", False):
-        return clubs
-    return clubs.filter(memberships__user_id=user.pk,
-                        memberships__role=Membership.Role.ORGANISER).distinct()
 
 
 def registration_list(*, soiree: Soiree) -> QuerySet[Registration]:
@@ -71,10 +46,35 @@ def stacks(*, soiree: Soiree) -> dict[int, int]:
                 .filter(ref=soiree.stack_ref).values_list("owner_id", "balance"))
 
 
+def opening_problems(*, soiree: Soiree) -> list[str]:
+    """Why the soirée would not open now, and for whom, in the reader's language: the players
+    who hold less than the ante (they sit out until a rebuy), and a seating its game refuses.
+    Empty when it opens (or nobody is checked in yet, which its page says on its own)."""
+    if soiree.status != Soiree.Status.SCHEDULED:
+        return []
+    present = [r.user for r in soiree.registrations.filter(checked_in_at__isnull=False)
+               .select_related("user").order_by("checked_in_at", "pk")]
+    if not present:
+        return []
+    chips = stacks(soiree=soiree)
+    ante = int((soiree.options or {}).get("ante", 1))
+    problems = [_("%(name)s holds %(chips)s chips, fewer than the ante (%(ante)s): he sits out "
+                  "until a rebuy.") % {"name": u.get_full_name() or u.get_username(),
+                                       "chips": chips.get(u.pk, 0), "ante": ante}
+                for u in present if chips.get(u.pk, 0) < ante]
+    seated = [u for u in present if chips.get(u.pk, 0) >= ante]
+    try:
+        draw(soiree.game, seated, seed="a dry run: only whether it seats",
+             bots_allowed=soiree.bots_allowed, min_tables=soiree.min_tables)
+    except SeatingError as exc:
+        problems.append(str(exc))
+    return problems
+
+
 def soiree_list(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Soiree]:
     """The soirées of the clubs the user belongs to (staff see all)."""
     qs = Soiree.objects.select_related("club").order_by("-starts_at")
-    if getattr(user, "is_staff", False):
+    if sees_all(user):
         return qs
     return qs.filter(club__memberships__user_id=user.pk).distinct()
 
@@ -180,7 +180,7 @@ def disputes_of_hand(*, hand: Any) -> list[dict[str, Any]]:
 def arbiter_queue(*, user: Any, status: str = "open") -> list[dict[str, Any]]:
     """The disputes of the clubs ``user`` audits (all of them for staff), oldest first."""
     disputes = Dispute.objects.select_related("hand__partie", "opened_by", "soiree")
-    if not (getattr(user, "is_staff", False) or getattr(user, "is_superuser", False)):
+    if not sees_all(user):
         disputes = disputes.filter(soiree__club__memberships__user=user,
                                    soiree__club__memberships__role=Membership.Role.AUDITOR)
     if status == "open":
