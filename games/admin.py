@@ -11,6 +11,8 @@ from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from games.errors import HandNotOver
 from games.models import Hand, HandEvent, Invitation, Partie, Seat, SigningKey
@@ -79,14 +81,14 @@ class HandAdmin(ReadOnlyMixin, admin.ModelAdmin):
     exclude = ["deadline_seq"]
     inlines = [EventInline]
 
-    @admin.display(description="Record")
+    @admin.display(description=gettext_lazy("Record"))
     def record_links(self, obj: Hand) -> str:
         if obj.status != Hand.Status.OVER:
-            return "(published when the hand is over)"
+            return _("(published when the hand is over)")
         return format_html(
-            '<a href="{}">record</a> · <a href="{}">verification</a>',
-            reverse("admin:games_hand_record", args=[obj.pk]),
-            reverse("admin:games_hand_verify", args=[obj.pk]),
+            '<a href="{}">{}</a> · <a href="{}">{}</a>',
+            reverse("admin:games_hand_record", args=[obj.pk]), _("record"),
+            reverse("admin:games_hand_verify", args=[obj.pk]), _("verification"),
         )
 
     def get_urls(self) -> list[URLPattern]:
@@ -113,7 +115,10 @@ class HandAdmin(ReadOnlyMixin, admin.ModelAdmin):
         except HandNotOver as exc:
             result = {"ok": False, "discrepancy": str(exc), "digest": None}
         context = {**self.admin_site.each_context(request), "hand": hand, "result": result,
-                   "title": f"Verification of hand {hand.number}",
+                   "title": _("Verification of hand %(number)s") % {"number": hand.number},
+                   "verdict": (_("Verified: OK {digest}").format(digest=result["digest"])
+                               if result["ok"] else _("Discrepancy: {discrepancy}").format(
+                                   discrepancy=result["discrepancy"])),
                    "result_json": json.dumps(result, indent=1)}
         return TemplateResponse(request, "admin/games/hand_verify.html", context)
 

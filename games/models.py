@@ -17,6 +17,7 @@ import pgtrigger
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 
 def _refuse(name: str, what: str, operation: pgtrigger.Operation,
@@ -46,37 +47,48 @@ class Partie(models.Model):
         OVER = "over"
         CANCELLED = "cancelled"  # an invitation declined, or withdrawn by its creator
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    game = models.CharField(max_length=16, choices=Game.choices)
-    options = models.JSONField(help_text="Every option of RULES.md for this game, defaults filled")
-    club_key = models.CharField(max_length=64, default="casual",
-                                help_text="The ledger's club whose wallets pay and win")
-    table_label = models.CharField(max_length=64, default="free table")
+    id = models.UUIDField(verbose_name=_("id"), primary_key=True, default=uuid.uuid4,
+                          editable=False)
+    game = models.CharField(verbose_name=_("game"), max_length=16, choices=Game.choices)
+    options = models.JSONField(
+        verbose_name=_("options"),
+        help_text=_("Every option of RULES.md for this game, defaults filled"))
+    club_key = models.CharField(verbose_name=_("club key"), max_length=64, default="casual",
+                                help_text=_("The ledger's club whose wallets pay and win"))
+    table_label = models.CharField(verbose_name=_("table label"), max_length=64,
+                                   default="free table")
     wallet_ref = models.CharField(
-        max_length=64, blank=True, default="",
-        help_text="The ref of the wallets its people play from: empty for their wallet of the "
-                  "club, or the stack of a soirée (each soirée's chips are its own)")
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PLAYING)
-    move_timeout = models.DurationField()
-    forced_move_delay = models.DurationField()
-    comet_window = models.DurationField()
+        verbose_name=_("wallet ref"), max_length=64, blank=True, default="",
+        help_text=_("The ref of the wallets its people play from: empty for their wallet of "
+                    "the club, or the stack of a soirée (each soirée's chips are its own)"))
+    status = models.CharField(verbose_name=_("status"), max_length=16, choices=Status.choices,
+                              default=Status.PLAYING)
+    move_timeout = models.DurationField(verbose_name=_("move timeout"))
+    forced_move_delay = models.DurationField(verbose_name=_("forced move delay"))
+    comet_window = models.DurationField(verbose_name=_("comet window"))
     share_window = models.DurationField(
-        default=default_share_window,
-        help_text="How long a new hand waits for the people's shares of randomness")
-    pause_between_hands = models.DurationField()
-    deal_until = models.DateTimeField(null=True, blank=True)
+        verbose_name=_("share window"), default=default_share_window,
+        help_text=_("How long a new hand waits for the people's shares of randomness"))
+    pause_between_hands = models.DurationField(verbose_name=_("pause between hands"))
+    deal_until = models.DateTimeField(verbose_name=_("deal until"), null=True, blank=True)
     buy_in = models.PositiveIntegerField(
-        default=0, help_text="At a casual table, the chips a player must hold to sit down")
+        verbose_name=_("buy-in"), default=0,
+        help_text=_("At a casual table, the chips a player must hold to sit down"))
     # Comet's progressive payment carries from deal to deal (RULES.md §2, options).
-    comet_payment_due = models.PositiveIntegerField(null=True, blank=True)
-    comet_played_last = models.BooleanField(null=True, blank=True)
-    next_hand_at = models.DateTimeField(null=True, blank=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
-                                   on_delete=models.SET_NULL, related_name="+")
-    created_at = models.DateTimeField(auto_now_add=True)
-    ended_at = models.DateTimeField(null=True, blank=True)
+    comet_payment_due = models.PositiveIntegerField(verbose_name=_("comet payment due"),
+                                                    null=True, blank=True)
+    comet_played_last = models.BooleanField(verbose_name=_("comet played last"),
+                                            null=True, blank=True)
+    next_hand_at = models.DateTimeField(verbose_name=_("next hand at"), null=True, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, verbose_name=_("created by"),
+                                   null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    created_at = models.DateTimeField(verbose_name=_("created at"), auto_now_add=True)
+    ended_at = models.DateTimeField(verbose_name=_("ended at"), null=True, blank=True)
 
     class Meta:
+        verbose_name = _("partie")
+        verbose_name_plural = _("parties")
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
@@ -84,17 +96,21 @@ class Partie(models.Model):
 
 
 class Seat(models.Model):
-    partie = models.ForeignKey(Partie, on_delete=models.CASCADE, related_name="seats")
-    number = models.PositiveSmallIntegerField()
-    player = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
+    partie = models.ForeignKey(Partie, verbose_name=_("partie"), on_delete=models.CASCADE,
                                related_name="seats")
-    bot = models.CharField(max_length=16, blank=True,
-                           help_text="random, heuristic, ismcts or timeout; empty for a person")
+    number = models.PositiveSmallIntegerField(verbose_name=_("number"))
+    player = models.ForeignKey(settings.AUTH_USER_MODEL, verbose_name=_("player"),
+                               on_delete=models.PROTECT, related_name="seats")
+    bot = models.CharField(verbose_name=_("bot"), max_length=16, blank=True,
+                           help_text=_("random, heuristic, ismcts or timeout; empty for a person"))
     away = models.BooleanField(
-        default=False, help_text="The player left the table: his decisions are played by the "
-                                 "time-out rule at once, until he comes back or moves")
+        verbose_name=_("away"), default=False,
+        help_text=_("The player left the table: his decisions are played by the "
+                    "time-out rule at once, until he comes back or moves"))
 
     class Meta:
+        verbose_name = _("seat")
+        verbose_name_plural = _("seats")
         ordering = ["partie", "number"]
         constraints = [
             models.UniqueConstraint(fields=["partie", "number"], name="seat_number_unique"),
@@ -114,15 +130,21 @@ class Invitation(models.Model):
         ACCEPTED = "accepted"
         DECLINED = "declined"
 
-    partie = models.ForeignKey(Partie, on_delete=models.CASCADE, related_name="invitations")
-    number = models.PositiveSmallIntegerField(help_text="The seat it offers")
-    player = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
-                               on_delete=models.CASCADE, related_name="invitations")
-    bot = models.CharField(max_length=16, blank=True)
-    answer = models.CharField(max_length=16, choices=Answer.choices, default=Answer.PENDING)
-    answered_at = models.DateTimeField(null=True, blank=True)
+    partie = models.ForeignKey(Partie, verbose_name=_("partie"), on_delete=models.CASCADE,
+                               related_name="invitations")
+    number = models.PositiveSmallIntegerField(verbose_name=_("seat"),
+                                              help_text=_("The seat it offers"))
+    player = models.ForeignKey(settings.AUTH_USER_MODEL, verbose_name=_("player"),
+                               null=True, blank=True, on_delete=models.CASCADE,
+                               related_name="invitations")
+    bot = models.CharField(verbose_name=_("bot"), max_length=16, blank=True)
+    answer = models.CharField(verbose_name=_("answer"), max_length=16, choices=Answer.choices,
+                              default=Answer.PENDING)
+    answered_at = models.DateTimeField(verbose_name=_("answered at"), null=True, blank=True)
 
     class Meta:
+        verbose_name = _("seat invitation")
+        verbose_name_plural = _("seat invitations")
         ordering = ["partie", "number"]
         constraints = [
             models.UniqueConstraint(fields=["partie", "number"], name="invitation_seat_unique"),
@@ -139,34 +161,41 @@ class Hand(models.Model):
         PLAYING = "playing"
         OVER = "over"
 
-    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    partie = models.ForeignKey(Partie, on_delete=models.PROTECT, related_name="hands")
-    number = models.PositiveIntegerField()
-    dealer = models.PositiveSmallIntegerField()
-    commitment = models.CharField(max_length=64)
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PLAYING)
-    last_seq = models.PositiveIntegerField(default=0)
+    id = models.UUIDField(verbose_name=_("id"), primary_key=True, default=uuid.uuid4,
+                          editable=False)
+    partie = models.ForeignKey(Partie, verbose_name=_("partie"), on_delete=models.PROTECT,
+                               related_name="hands")
+    number = models.PositiveIntegerField(verbose_name=_("number"))
+    dealer = models.PositiveSmallIntegerField(verbose_name=_("dealer"))
+    commitment = models.CharField(verbose_name=_("commitment"), max_length=64)
+    status = models.CharField(verbose_name=_("status"), max_length=16, choices=Status.choices,
+                              default=Status.PLAYING)
+    last_seq = models.PositiveIntegerField(verbose_name=_("last event"), default=0)
     # The chain's last hash (the commitment before any event): the next event's ``prev``.
-    last_hash = models.CharField(max_length=64, blank=True)
+    last_hash = models.CharField(verbose_name=_("last hash"), max_length=64, blank=True)
     # The pending decision: who is awaited, and until when (the timers play the default move).
     # Not indexed: every move changes it, and a changed indexed column makes PostgreSQL write
     # a new entry in every index of the table instead of updating the row in place (a HOT
     # update). The sweeper finds overdue deadlines among the hands in play (``hand_playing``).
-    deadline = models.DateTimeField(null=True, blank=True)
-    deadline_seq = models.PositiveIntegerField(null=True, blank=True)
+    deadline = models.DateTimeField(verbose_name=_("deadline"), null=True, blank=True)
+    deadline_seq = models.PositiveIntegerField(verbose_name=_("deadline event"), null=True,
+                                               blank=True)
     deadline_kind = models.CharField(
-        max_length=16, blank=True,
-        help_text="timeout: the awaited player's time runs out; forced: his only move is due",
+        verbose_name=_("deadline kind"), max_length=16, blank=True,
+        help_text=_("timeout: the awaited player's time runs out; forced: his only move is due"),
     )
     # The deal's time (the service's clock), so that a hand played out at its deal (bots without
     # delays) never seems to end before it started.
     record_format = models.PositiveSmallIntegerField(
-        default=1, help_text="HAND_RECORD.md version: 2 is dealt with the players' shares, 3 "
-                             "with a keyed deck and sealed fields")
-    started_at = models.DateTimeField(default=timezone.now)
-    ended_at = models.DateTimeField(null=True, blank=True)
+        verbose_name=_("record format"), default=1,
+        help_text=_("HAND_RECORD.md version: 2 is dealt with the players' shares, 3 "
+                    "with a keyed deck and sealed fields"))
+    started_at = models.DateTimeField(verbose_name=_("started at"), default=timezone.now)
+    ended_at = models.DateTimeField(verbose_name=_("ended at"), null=True, blank=True)
 
     class Meta:
+        verbose_name = _("hand")
+        verbose_name_plural = _("hands")
         ordering = ["partie", "number"]
         constraints = [
             models.UniqueConstraint(fields=["partie", "number"], name="hand_number_unique"),
@@ -184,11 +213,13 @@ class Hand(models.Model):
 class HandSeed(models.Model):
     """The secret seed, kept apart from the events and every API until the hand ends."""
 
-    hand = models.OneToOneField(Hand, on_delete=models.PROTECT, primary_key=True,
-                                related_name="secret")
-    seed = models.CharField(max_length=64)
+    hand = models.OneToOneField(Hand, verbose_name=_("hand"), on_delete=models.PROTECT,
+                                primary_key=True, related_name="secret")
+    seed = models.CharField(verbose_name=_("seed"), max_length=64)
 
     class Meta:
+        verbose_name = _("hand seed")
+        verbose_name_plural = _("hand seeds")
         triggers = [
             _refuse("handseed_append_only", "hand seeds", pgtrigger.Update | pgtrigger.Delete),
         ]
@@ -206,20 +237,24 @@ class HandEvent(models.Model):
 
     # No index of its own: the (hand, seq) unique constraint's index starts with the hand and
     # serves every lookup by hand; a second one cost an index insert per event.
-    hand = models.ForeignKey(Hand, on_delete=models.PROTECT, related_name="events",
-                             db_index=False)
-    seq = models.PositiveIntegerField()
-    type = models.CharField(max_length=32)
-    payload = models.JSONField()
-    by = models.CharField(max_length=16, choices=By.choices)
-    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
-                              on_delete=models.PROTECT, related_name="+")
-    command_id = models.UUIDField(null=True, blank=True)
-    at = models.CharField(max_length=40, help_text="UTC ISO-8601 with a final Z, as hashed")
-    prev = models.CharField(max_length=64)
-    hash = models.CharField(max_length=64)
+    hand = models.ForeignKey(Hand, verbose_name=_("hand"), on_delete=models.PROTECT,
+                             related_name="events", db_index=False)
+    seq = models.PositiveIntegerField(verbose_name=_("seq"))
+    type = models.CharField(verbose_name=_("type"), max_length=32)
+    payload = models.JSONField(verbose_name=_("payload"))
+    by = models.CharField(verbose_name=_("by"), max_length=16, choices=By.choices)
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, verbose_name=_("actor"),
+                              null=True, blank=True, on_delete=models.PROTECT,
+                              related_name="+")
+    command_id = models.UUIDField(verbose_name=_("command id"), null=True, blank=True)
+    at = models.CharField(verbose_name=_("at"), max_length=40,
+                          help_text=_("UTC ISO-8601 with a final Z, as hashed"))
+    prev = models.CharField(verbose_name=_("previous hash"), max_length=64)
+    hash = models.CharField(verbose_name=_("hash"), max_length=64)
 
     class Meta:
+        verbose_name = _("hand event")
+        verbose_name_plural = _("hand events")
         ordering = ["hand", "seq"]
         constraints = [
             # The optimistic lock: a second writer at the same seq loses (409).
@@ -238,13 +273,18 @@ class HandEvent(models.Model):
 class Command(models.Model):
     """An applied command, so that a retry with the same id returns the first answer."""
 
-    command_id = models.UUIDField(primary_key=True)
-    hand = models.ForeignKey(Hand, on_delete=models.PROTECT, related_name="commands")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
-                             related_name="+")
-    request = models.JSONField()
-    response = models.JSONField()
-    created_at = models.DateTimeField(auto_now_add=True)
+    command_id = models.UUIDField(verbose_name=_("command id"), primary_key=True)
+    hand = models.ForeignKey(Hand, verbose_name=_("hand"), on_delete=models.PROTECT,
+                             related_name="commands")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, verbose_name=_("user"),
+                             on_delete=models.PROTECT, related_name="+")
+    request = models.JSONField(verbose_name=_("request"))
+    response = models.JSONField(verbose_name=_("response"))
+    created_at = models.DateTimeField(verbose_name=_("created at"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("command")
+        verbose_name_plural = _("commands")
 
     def __str__(self) -> str:
         return f"command {self.command_id} on hand {self.hand_id}"
@@ -255,14 +295,18 @@ class SigningKey(models.Model):
     retired: published with its period, so that a receipt signed before a rotation is still
     checked against the key that signed it. Keys are never deleted."""
 
-    id = models.CharField(primary_key=True, max_length=16,
-                          help_text="the first 16 hex digits of sha256 of the public key")
-    public = models.CharField(max_length=64, unique=True,
-                              help_text="the raw Ed25519 public key, 64 hex digits")
-    since = models.DateTimeField(help_text="first published as the current key")
-    until = models.DateTimeField(null=True, blank=True, help_text="retired (null: current)")
+    id = models.CharField(verbose_name=_("id"), primary_key=True, max_length=16,
+                          help_text=_("the first 16 hex digits of sha256 of the public key"))
+    public = models.CharField(verbose_name=_("public key"), max_length=64, unique=True,
+                              help_text=_("the raw Ed25519 public key, 64 hex digits"))
+    since = models.DateTimeField(verbose_name=_("since"),
+                                 help_text=_("first published as the current key"))
+    until = models.DateTimeField(verbose_name=_("until"), null=True, blank=True,
+                                 help_text=_("retired (null: current)"))
 
     class Meta:
+        verbose_name = _("signing key")
+        verbose_name_plural = _("signing keys")
         ordering = ["since"]
         triggers = [
             _refuse("signingkey_no_delete", "signing keys", pgtrigger.Delete),

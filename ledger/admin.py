@@ -17,8 +17,10 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
-from ledger.exceptions import LedgerError
+from ledger.exceptions import InsufficientChips, LedgerError
 from ledger.models import Account, AccountKind, JournalEntry, Posting
 from ledger.services import MAX_AMOUNT, chips_grant, wallet_get_or_create
 
@@ -39,13 +41,18 @@ POSTING_FIELDS = ("account", "amount", "balance_after", "at")
 
 class ChipGrantForm(forms.Form):
     direction = forms.ChoiceField(
+        label=gettext_lazy("direction"),
         choices=[
-            ("grant", "Grant chips (bank \u2192 wallet)"),
-            ("withdraw", "Withdraw chips (wallet \u2192 bank)"),
-        ]
+            ("grant", gettext_lazy("Grant chips (bank \u2192 wallet)")),
+            ("withdraw", gettext_lazy("Withdraw chips (wallet \u2192 bank)")),
+        ],
     )
-    amount = forms.IntegerField(min_value=1, max_value=MAX_AMOUNT)
-    reason = forms.CharField(max_length=200, help_text="Kept in the entry's memo with your name.")
+    amount = forms.IntegerField(label=gettext_lazy("amount"), min_value=1, max_value=MAX_AMOUNT)
+    reason = forms.CharField(
+        label=gettext_lazy("reason"),
+        max_length=200,
+        help_text=gettext_lazy("Kept in the entry's memo with your name."),
+    )
     # One token per form shown: submitting the same form twice posts once.
     token = forms.CharField(widget=forms.HiddenInput)
 
@@ -55,8 +62,14 @@ class ChipGrantForm(forms.Form):
 
 
 class PlayerChipGrantForm(ChipGrantForm):
-    player = forms.ModelChoiceField(queryset=User.objects.order_by("username"))
-    club_key = forms.SlugField(max_length=64, help_text="The club's key, or 'casual'.")
+    player = forms.ModelChoiceField(
+        label=gettext_lazy("player"), queryset=User.objects.order_by("username")
+    )
+    club_key = forms.SlugField(
+        label=gettext_lazy("club key"),
+        max_length=64,
+        help_text=gettext_lazy("The club's key, or 'casual'."),
+    )
 
     field_order = ["player", "club_key", "direction", "amount", "reason", "token"]
 
@@ -71,10 +84,23 @@ def _grant(request: HttpRequest, wallet: Account, form: ChipGrantForm) -> bool:
             by=request.user,
             idempotency_key=f"admin:{form.cleaned_data['token']}:{wallet.pk}",
         )
-    except LedgerError as error:
-        messages.error(request, f"{wallet.name}: {error.message}")
+    except InsufficientChips as error:
+        messages.error(
+            request,
+            _("%(wallet)s: not enough chips: it holds %(balance)s, this entry takes %(needed)s.")
+            % {"wallet": wallet.name, "balance": error.balance, "needed": error.needed},
+        )
         return False
-    messages.success(request, f"{wallet.name}: entry #{entry.pk} posted; balance {wallet.balance}.")
+    except LedgerError as error:
+        messages.error(
+            request, _("%(wallet)s: %(error)s") % {"wallet": wallet.name, "error": error.message}
+        )
+        return False
+    messages.success(
+        request,
+        _("%(wallet)s: entry #%(entry)s posted; balance %(balance)s.")
+        % {"wallet": wallet.name, "entry": entry.pk, "balance": wallet.balance},
+    )
     return True
 
 
@@ -99,19 +125,20 @@ class AccountAdmin(ReadOnlyAdmin):
     actions = ["grant_or_withdraw_chips"]
     change_list_template = "admin/ledger/account/change_list.html"
 
-    @admin.display(description="Entries")
+    @admin.display(description=gettext_lazy("Entries"))
     def entries(self, account: Account) -> SafeString:
         url = reverse("admin:ledger_journalentry_changelist")
         return format_html(
-            '<a href="{}?postings__account__id__exact={}">Entries of this account</a>',
+            '<a href="{}?postings__account__id__exact={}">{}</a>',
             url,
             account.pk,
+            _("Entries of this account"),
         )
 
     def has_grant_chips_permission(self, request: HttpRequest) -> bool:
         return bool(request.user.has_perm("ledger.grant_chips"))
 
-    @admin.action(description="Grant or withdraw chips", permissions=["grant_chips"])
+    @admin.action(description=gettext_lazy("Grant or withdraw chips"), permissions=["grant_chips"])
     def grant_or_withdraw_chips(
         self, request: HttpRequest, queryset: QuerySet[Account]
     ) -> HttpResponse | None:
@@ -119,7 +146,7 @@ class AccountAdmin(ReadOnlyAdmin):
         if not wallets:
             self.message_user(
                 request,
-                "Select players' wallets: chips are granted to wallets only.",
+                _("Select players' wallets: chips are granted to wallets only."),
                 messages.WARNING,
             )
             return None
@@ -136,7 +163,7 @@ class AccountAdmin(ReadOnlyAdmin):
             "admin/ledger/account/grant_chips.html",
             {
                 **self.admin_site.each_context(request),
-                "title": "Grant or withdraw chips",
+                "title": _("Grant or withdraw chips"),
                 "opts": self.model._meta,
                 "form": form,
                 "wallets": wallets,
@@ -176,7 +203,7 @@ class AccountAdmin(ReadOnlyAdmin):
             "admin/ledger/account/grant_chips.html",
             {
                 **self.admin_site.each_context(request),
-                "title": "Grant or withdraw a player's chips",
+                "title": _("Grant or withdraw a player's chips"),
                 "opts": self.model._meta,
                 "form": form,
             },

@@ -25,6 +25,7 @@ import pgtrigger
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 
 # Every refusal is an integrity violation (Django's IntegrityError) whose message starts "ledger:".
 _ERR = "USING ERRCODE = 'integrity_constraint_violation'"
@@ -99,29 +100,35 @@ class Account(models.Model):
     model, so that tournaments and games depend on the ledger and never the other way round.
     """
 
-    kind = models.CharField(max_length=8, choices=AccountKind.choices)
-    club_key = models.SlugField(max_length=64)
+    kind = models.CharField(verbose_name=_("kind"), max_length=8, choices=AccountKind.choices)
+    club_key = models.SlugField(verbose_name=_("club key"), max_length=64)
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL,
+        verbose_name=_("owner"),
         on_delete=models.PROTECT,
         null=True,
         blank=True,
         related_name="chip_accounts",
-        help_text="The player, for a wallet; empty for pots and banks.",
+        help_text=_("The player, for a wallet; empty for pots and banks."),
     )
     ref = models.CharField(
+        verbose_name=_("ref"),
         max_length=100,
         blank=True,
-        help_text="What a pot belongs to, e.g. 'partie:12'; for a bot's wallet, its table.",
+        help_text=_("What a pot belongs to, e.g. 'partie:12'; for a bot's wallet, its table."),
     )
-    name = models.CharField(max_length=200)
+    name = models.CharField(verbose_name=_("name"), max_length=200)
     # Moved by ledger.services in the transaction that writes the postings; PostgreSQL refuses
     # any balance other than the one the account's latest posting left.
-    balance = models.BigIntegerField(default=0, editable=False)
-    last_posted_at = models.DateTimeField(null=True, blank=True, editable=False)
-    created_at = models.DateTimeField(auto_now_add=True)
+    balance = models.BigIntegerField(verbose_name=_("balance"), default=0, editable=False)
+    last_posted_at = models.DateTimeField(
+        verbose_name=_("last posted at"), null=True, blank=True, editable=False
+    )
+    created_at = models.DateTimeField(verbose_name=_("created at"), auto_now_add=True)
 
     class Meta:
+        verbose_name = _("account")
+        verbose_name_plural = _("accounts")
         ordering = ["club_key", "kind", "name", "id"]
         permissions = [("grant_chips", "Can grant or withdraw a player's chips")]
         constraints = [
@@ -209,23 +216,27 @@ class JournalEntry(models.Model):
     but did not hold (RULES.md §3), also written in the memo.
     """
 
-    idempotency_key = models.CharField(max_length=200, unique=True)
-    club_key = models.SlugField(max_length=64, db_index=False)
-    at = models.DateTimeField()
-    memo = models.TextField(blank=True)
-    source = models.CharField(max_length=200)
-    shortfall = models.PositiveBigIntegerField(default=0)
+    idempotency_key = models.CharField(
+        verbose_name=_("idempotency key"), max_length=200, unique=True
+    )
+    club_key = models.SlugField(verbose_name=_("club key"), max_length=64, db_index=False)
+    at = models.DateTimeField(verbose_name=_("at"))
+    memo = models.TextField(verbose_name=_("memo"), blank=True)
+    source = models.CharField(verbose_name=_("source"), max_length=200)
+    shortfall = models.PositiveBigIntegerField(verbose_name=_("shortfall"), default=0)
     reverses = models.OneToOneField(
         "self",
+        verbose_name=_("reverses"),
         on_delete=models.PROTECT,
         null=True,
         blank=True,
         related_name="reversed_by",
-        help_text="The entry this one cancels; an entry is reversed at most once.",
+        help_text=_("The entry this one cancels; an entry is reversed at most once."),
     )
 
     class Meta:
-        verbose_name_plural = "journal entries"
+        verbose_name = _("journal entry")
+        verbose_name_plural = _("journal entries")
         ordering = ["-at", "-id"]
         indexes = [
             # Settlements and the admin read a club's entries over a time window.
@@ -259,16 +270,26 @@ class Posting(models.Model):
     # No single-column indexes: the unique (entry, account) and the (account, at, id) index below
     # serve both foreign keys, and every index costs each insert.
     entry = models.ForeignKey(
-        JournalEntry, on_delete=models.PROTECT, related_name="postings", db_index=False
+        JournalEntry,
+        verbose_name=_("entry"),
+        on_delete=models.PROTECT,
+        related_name="postings",
+        db_index=False,
     )
     account = models.ForeignKey(
-        Account, on_delete=models.PROTECT, related_name="postings", db_index=False
+        Account,
+        verbose_name=_("account"),
+        on_delete=models.PROTECT,
+        related_name="postings",
+        db_index=False,
     )
-    amount = models.BigIntegerField()
-    balance_after = models.BigIntegerField()
-    at = models.DateTimeField()
+    amount = models.BigIntegerField(verbose_name=_("amount"))
+    balance_after = models.BigIntegerField(verbose_name=_("balance after"))
+    at = models.DateTimeField(verbose_name=_("at"))
 
     class Meta:
+        verbose_name = _("posting")
+        verbose_name_plural = _("postings")
         ordering = ["at", "id"]
         constraints = [
             models.CheckConstraint(condition=~Q(amount=0), name="ledger_posting_amount_not_zero"),

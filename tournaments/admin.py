@@ -15,6 +15,8 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, pgettext
 
 from config.errors import DomainError
 from games.models import Seat
@@ -52,7 +54,7 @@ class SeasonAdmin(admin.ModelAdmin):
     list_filter = ["club"]
     readonly_fields = ["standings_table"]
 
-    @admin.display(description="Season standings")
+    @admin.display(description=gettext_lazy("Season standings"))
     def standings_table(self, obj: Season) -> str:
         rows = selectors.season_standings(season=obj) if obj.pk else []
         return _standings_html(rows)
@@ -83,8 +85,9 @@ def _standings_html(rows: list[dict[str, Any]]) -> str:
     body = format_html_join(
         "", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
         ((r["player"], r["net"], r["hands_won"], r["comets"], r["tricons"]) for r in rows))
-    return format_html("<table><tr><th>player</th><th>net</th><th>hands won</th>"
-                       "<th>Comets</th><th>tricons</th></tr>{}</table>", body)
+    return format_html("<table><tr><th>{}</th><th>{}</th><th>{}</th><th>{}</th><th>{}</th></tr>"
+                       "{}</table>", _("player"), _("net"), _("hands won"), _("Comets"),
+                       _("tricons"), body)
 
 
 class SoireeForm(forms.ModelForm):
@@ -117,44 +120,51 @@ class SoireeAdmin(admin.ModelAdmin):
     exclude = ["standings", "settlement"]
     actions = ["check_in_everyone", "open_now", "close_now"]
 
-    @admin.action(description="Check in every registered player (each gets his buy-in)")
+    @admin.action(description=gettext_lazy(
+        "Check in every registered player (each gets his buy-in)"))
     def check_in_everyone(self, request: HttpRequest, queryset: QuerySet[Soiree]) -> None:
         for soiree in queryset:
             _check_in(self, request, soiree.registrations.filter(checked_in_at__isnull=True))
 
-    @admin.action(description="Open now (seat the checked-in players and deal)")
+    @admin.action(description=gettext_lazy("Open now (seat the checked-in players and deal)"))
     def open_now(self, request: HttpRequest, queryset: QuerySet[Soiree]) -> None:
         for soiree in queryset:
             try:
                 tables = services.soiree_open(soiree=soiree, at=timezone.now())
-                self.message_user(request, f"{soiree}: {len(tables)} table(s) opened")
+                self.message_user(request, _("%(soiree)s: %(n)s table(s) opened")
+                                  % {"soiree": soiree, "n": len(tables)})
             except DomainError as exc:
-                self.message_user(request, f"{soiree}: {exc}", level=messages.ERROR)
+                self.message_user(request, _("%(soiree)s: %(error)s")
+                                  % {"soiree": soiree, "error": exc}, level=messages.ERROR)
 
-    @admin.action(description="Close now (no new hand; hands in progress finish)")
+    @admin.action(description=gettext_lazy("Close now (no new hand; hands in progress finish)"))
     def close_now(self, request: HttpRequest, queryset: QuerySet[Soiree]) -> None:
         for soiree in queryset:
             try:
                 services.soiree_close_now(soiree=soiree, at=timezone.now())
-                self.message_user(request, f"{soiree}: closing")
+                self.message_user(request, _("%(soiree)s: closing") % {"soiree": soiree})
             except DomainError as exc:
-                self.message_user(request, f"{soiree}: {exc}", level=messages.ERROR)
+                self.message_user(request, _("%(soiree)s: %(error)s")
+                                  % {"soiree": soiree, "error": exc}, level=messages.ERROR)
 
-    @admin.display(description="Tables")
+    @admin.display(description=gettext_lazy("Tables"))
     def live_tables(self, obj: Soiree) -> str:
         if not obj.pk:
             return "—"
         tables = selectors.soiree_tables(soiree=obj)
+        line = _("Table {table} (round {round}, {status}): {players} · {hands} hand(s) played")
         return format_html_join(
-            "", "<p>Table {} (round {}, {}): {} · {} hand(s) played</p>",
-            ((t["table"], t["round"], t["status"],
-              ", ".join(s["player"] for s in t["seats"]), t["hands_played"]) for t in tables))
+            "", "<p>{}</p>",
+            ((format_html(line, table=t["table"], round=t["round"],
+                          status=pgettext("table status", t["status"]),
+                          players=", ".join(s["player"] for s in t["seats"]),
+                          hands=t["hands_played"]),) for t in tables))
 
-    @admin.display(description="Standings")
+    @admin.display(description=gettext_lazy("Standings"))
     def standings_table(self, obj: Soiree) -> str:
         return _standings_html((obj.standings or {}).get("players", []))
 
-    @admin.display(description="Settlement")
+    @admin.display(description=gettext_lazy("Settlement"))
     def settlement_json(self, obj: Soiree) -> str:
         return format_html("<pre>{}</pre>", json.dumps(obj.settlement, indent=1)) \
             if obj.settlement else "—"
@@ -166,11 +176,11 @@ def _check_in(model_admin: admin.ModelAdmin[Any], request: HttpRequest,
         try:
             services.checkin(soiree=registration.soiree, user=registration.user,
                              at=timezone.now())
-            model_admin.message_user(request, f"{registration.user} checked in at "
-                                              f"{registration.soiree}")
+            model_admin.message_user(request, _("%(player)s checked in at %(soiree)s") % {
+                "player": registration.user, "soiree": registration.soiree})
         except DomainError as exc:
-            model_admin.message_user(request, f"{registration.user}: {exc}",
-                                     level=messages.ERROR)
+            model_admin.message_user(request, _("%(player)s: %(error)s") % {
+                "player": registration.user, "error": exc}, level=messages.ERROR)
 
 
 @admin.register(Registration)
@@ -184,7 +194,8 @@ class RegistrationAdmin(admin.ModelAdmin):
     autocomplete_fields = ["user"]
     actions = ["check_in"]
 
-    @admin.action(description="Check in the selected players (each gets his buy-in)")
+    @admin.action(description=gettext_lazy(
+        "Check in the selected players (each gets his buy-in)"))
     def check_in(self, request: HttpRequest, queryset: QuerySet[Registration]) -> None:
         _check_in(self, request, queryset.filter(checked_in_at__isnull=True))
 
@@ -201,15 +212,16 @@ class WalletInline(admin.TabularInline):
     fields = ["club_key", "ref", "balance", "statement"]
     readonly_fields = fields
     extra = 0
-    verbose_name = "wallet"
+    verbose_name = gettext_lazy("wallet")
+    verbose_name_plural = gettext_lazy("wallets")
 
-    @admin.display(description="Statement")
+    @admin.display(description=gettext_lazy("Statement"))
     def statement(self, account: Account) -> str:
         return format_html('<a href="{}?postings__account__id__exact={}">{}</a> · '
                            '<a href="{}">{}</a>',
                            reverse("admin:ledger_journalentry_changelist"), account.pk,
-                           "entries", reverse("admin:ledger_account_change", args=[account.pk]),
-                           "grant or withdraw")
+                           _("entries"), reverse("admin:ledger_account_change", args=[account.pk]),
+                           _("grant or withdraw"))
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
@@ -231,14 +243,14 @@ class PlayerKindFilter(admin.SimpleListFilter):
     """People by default; the users bots play as (games.services.chips.BOT_PLAYERS) only when
     asked for. A bot is a user who has sat as one."""
 
-    title = "kind"
+    title = gettext_lazy("kind")
     parameter_name = "kind"
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return [("bots", "Bots"), ("all", "All")]
+        return [("bots", _("Bots")), ("all", _("All"))]
 
     def choices(self, changelist: Any) -> Iterator[dict[str, Any]]:
-        yield {"selected": self.value() is None, "display": "People",
+        yield {"selected": self.value() is None, "display": _("People"),
                "query_string": changelist.get_query_string(remove=[self.parameter_name])}
         for value, title in self.lookup_choices:
             yield {"selected": self.value() == value, "display": title,
@@ -290,7 +302,7 @@ from .models import Dispute, Ruling  # noqa: E402
 class SoireeOfHandFilter(admin.SimpleListFilter):
     """The hands of one soirée (games knows no soirée: the filter is added here)."""
 
-    title = "soirée"
+    title = gettext_lazy("soirée")
     parameter_name = "soiree"
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[int, str]]:
@@ -329,14 +341,21 @@ class DisputeAdmin(ReadOnlyMixin, admin.ModelAdmin):
     exclude = ["hand", "request_id"]
     inlines = [RulingInline]
 
-    @admin.display(description="hand")
+    @admin.display(description=gettext_lazy("hand"))
     def hand_link(self, obj: Dispute) -> str:
-        return format_html('hand {} · <a href="{}">the replay</a> · <a href="{}#disputes">'
-                           'its audit and rulings</a>', obj.hand.number,
-                           reverse("replay-page", args=[obj.hand_id]),
-                           reverse("audit-page", args=[obj.hand_id]))
+        return format_html(_('hand {number} · <a href="{replay}">the replay</a> · '
+                             '<a href="{audit}#disputes">its audit and rulings</a>'),
+                           number=obj.hand.number,
+                           replay=reverse("replay-page", args=[obj.hand_id]),
+                           audit=reverse("audit-page", args=[obj.hand_id]))
 
-    @admin.display(description="status")
+    @admin.display(description=gettext_lazy("status"))
     def status(self, obj: Dispute) -> str:
         latest = obj.rulings.order_by("-at", "-pk").first()
-        return f"ruled: {latest.kind}" if latest else "open"
+        if latest is None:
+            return _("waiting for the arbiter")
+        if latest.kind == Ruling.Kind.STANDS:
+            return _("ruled: the result stands")
+        if latest.kind == Ruling.Kind.VOID:
+            return _("ruled: the hand is void")
+        return _("ruled: adjusted")

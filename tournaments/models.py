@@ -14,6 +14,8 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 from games.models import default_share_window
 
@@ -22,17 +24,23 @@ def _valid_time_zone(name: str) -> None:
     try:
         ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
-        raise ValidationError(f"{name!r} is not a time zone (e.g. Europe/Paris)") from None
+        raise ValidationError(_("%(name)s is not a time zone (e.g. Europe/Paris)"),
+                              params={"name": repr(name)}) from None
 
 
 class Club(models.Model):
-    name = models.CharField(max_length=100)
-    slug = models.SlugField(max_length=64, unique=True,
-                            help_text="Also the club's key in the chip ledger")
+    name = models.CharField(verbose_name=_("name"), max_length=100)
+    slug = models.SlugField(verbose_name=_("key"), max_length=64, unique=True,
+                            help_text=_("Also the club's key in the chip ledger"))
     time_zone = models.CharField(
-        max_length=64, default="Europe/Paris", validators=[_valid_time_zone],
-        help_text="Every page, sheet and the demo show the club's times in this zone")
-    created_at = models.DateTimeField(auto_now_add=True)
+        verbose_name=_("time zone"), max_length=64, default="Europe/Paris",
+        validators=[_valid_time_zone],
+        help_text=_("Every page, sheet and the demo show the club's times in this zone"))
+    created_at = models.DateTimeField(verbose_name=_("created at"), auto_now_add=True)
+
+    class Meta:
+        verbose_name = pgettext_lazy("players' club", "club")
+        verbose_name_plural = pgettext_lazy("players' club", "clubs")
 
     def __str__(self) -> str:
         return self.name
@@ -47,17 +55,21 @@ class Membership(models.Model):
         PLAYER = "player"
         AUDITOR = "auditor"
 
-    club = models.ForeignKey(Club, on_delete=models.CASCADE, related_name="memberships")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
-                             related_name="memberships")
-    role = models.CharField(max_length=16, choices=Role.choices, default=Role.PLAYER)
-    joined_at = models.DateTimeField(auto_now_add=True)
+    club = models.ForeignKey(Club, verbose_name=pgettext_lazy("players' club", "club"),
+                             on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, verbose_name=_("member"),
+                             on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(verbose_name=_("role"), max_length=16, choices=Role.choices,
+                            default=Role.PLAYER)
+    joined_at = models.DateTimeField(verbose_name=_("joined at"), auto_now_add=True)
     #: The secret of this member's private calendar feed (``/calendar/<token>.ics``); revoking
     #: the feed replaces it, so the old address answers 404. Empty until the feed is first asked.
-    calendar_token = models.CharField(max_length=64, unique=True, null=True, blank=True,
-                                      editable=False)
+    calendar_token = models.CharField(verbose_name=_("calendar token"), max_length=64,
+                                      unique=True, null=True, blank=True, editable=False)
 
     class Meta:
+        verbose_name = _("membership")
+        verbose_name_plural = _("memberships")
         ordering = ["club", "user__username", "role"]
         constraints = [
             models.UniqueConstraint(fields=["club", "user", "role"], name="membership_unique"),
@@ -74,20 +86,26 @@ class Invitation(models.Model):
     site) cannot be used to sign up; the secret itself is shown once, to the organiser.
     """
 
-    club = models.ForeignKey(Club, on_delete=models.CASCADE, related_name="invitations")
-    role = models.CharField(max_length=16, choices=Membership.Role.choices,
-                            default=Membership.Role.PLAYER)
-    token_hash = models.CharField(max_length=64, unique=True, editable=False)
-    email = models.EmailField(blank=True, help_text="Where the link was sent, if it was")
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True,
-                                   on_delete=models.SET_NULL, related_name="+")
-    created_at = models.DateTimeField()
-    expires_at = models.DateTimeField()
-    used_at = models.DateTimeField(null=True, blank=True)
-    used_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
-                                on_delete=models.SET_NULL, related_name="+")
+    club = models.ForeignKey(Club, verbose_name=pgettext_lazy("players' club", "club"),
+                             on_delete=models.CASCADE, related_name="invitations")
+    role = models.CharField(verbose_name=_("role"), max_length=16,
+                            choices=Membership.Role.choices, default=Membership.Role.PLAYER)
+    token_hash = models.CharField(verbose_name=_("token hash"), max_length=64, unique=True,
+                                  editable=False)
+    email = models.EmailField(verbose_name=_("email"), blank=True,
+                              help_text=_("Where the link was sent, if it was"))
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, verbose_name=_("created by"),
+                                   null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(verbose_name=_("created at"))
+    expires_at = models.DateTimeField(verbose_name=_("expires at"))
+    used_at = models.DateTimeField(verbose_name=_("used at"), null=True, blank=True)
+    used_by = models.ForeignKey(settings.AUTH_USER_MODEL, verbose_name=_("used by"),
+                                null=True, blank=True, on_delete=models.SET_NULL,
+                                related_name="+")
 
     class Meta:
+        verbose_name = _("club invitation")
+        verbose_name_plural = _("club invitations")
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
@@ -95,12 +113,15 @@ class Invitation(models.Model):
 
 
 class Season(models.Model):
-    club = models.ForeignKey(Club, on_delete=models.CASCADE, related_name="seasons")
-    name = models.CharField(max_length=100)
-    starts_on = models.DateField()
-    ends_on = models.DateField()
+    club = models.ForeignKey(Club, verbose_name=pgettext_lazy("players' club", "club"),
+                             on_delete=models.CASCADE, related_name="seasons")
+    name = models.CharField(verbose_name=_("name"), max_length=100)
+    starts_on = models.DateField(verbose_name=_("starts on"))
+    ends_on = models.DateField(verbose_name=_("ends on"))
 
     class Meta:
+        verbose_name = _("season")
+        verbose_name_plural = _("seasons")
         ordering = ["-starts_on"]
         constraints = [
             models.CheckConstraint(condition=Q(ends_on__gte=models.F("starts_on")),
@@ -118,53 +139,67 @@ class Soiree(models.Model):
         CLOSED = "closed"
         CANCELLED = "cancelled"  # before it opened: it never opens, its buy-ins reversed
 
-    club = models.ForeignKey(Club, on_delete=models.PROTECT, related_name="soirees")
-    season = models.ForeignKey(Season, on_delete=models.SET_NULL, null=True, blank=True,
-                               related_name="soirees")
-    name = models.CharField(max_length=100)
-    starts_at = models.DateTimeField()
-    ends_at = models.DateTimeField()
-    game = models.CharField(max_length=16, choices=[("comet", "Comet"),
-                                                    ("commere", "Ma commère, accommodez-moi")])
-    options = models.JSONField(default=dict, blank=True,
-                               help_text="RULES.md options (ante, per_card, …)")
-    buy_in = models.PositiveIntegerField(default=50, help_text="Chips issued at check-in")
-    move_timeout = models.DurationField(default=timedelta(seconds=30))
-    forced_move_delay = models.DurationField(default=timedelta(seconds=1))
-    comet_window = models.DurationField(default=timedelta(seconds=2))
+    club = models.ForeignKey(Club, verbose_name=pgettext_lazy("players' club", "club"),
+                             on_delete=models.PROTECT, related_name="soirees")
+    season = models.ForeignKey(Season, verbose_name=_("season"), on_delete=models.SET_NULL,
+                               null=True, blank=True, related_name="soirees")
+    name = models.CharField(verbose_name=_("name"), max_length=100)
+    starts_at = models.DateTimeField(verbose_name=_("starts at"))
+    ends_at = models.DateTimeField(verbose_name=_("ends at"))
+    game = models.CharField(verbose_name=_("game"), max_length=16,
+                            choices=[("comet", "Comet"),
+                                     ("commere", "Ma commère, accommodez-moi")])
+    options = models.JSONField(verbose_name=_("options"), default=dict, blank=True,
+                               help_text=_("RULES.md options (ante, per_card, …)"))
+    buy_in = models.PositiveIntegerField(verbose_name=_("buy-in"), default=50,
+                                         help_text=_("Chips issued at check-in"))
+    move_timeout = models.DurationField(verbose_name=_("move timeout"),
+                                        default=timedelta(seconds=30))
+    forced_move_delay = models.DurationField(verbose_name=_("forced move delay"),
+                                             default=timedelta(seconds=1))
+    comet_window = models.DurationField(verbose_name=_("comet window"),
+                                        default=timedelta(seconds=2))
     share_window = models.DurationField(
-        default=default_share_window,
-        help_text="How long a new hand waits for the people's shares of randomness")
-    pause_between_hands = models.DurationField(default=timedelta(seconds=5))
+        verbose_name=_("share window"), default=default_share_window,
+        help_text=_("How long a new hand waits for the people's shares of randomness"))
+    pause_between_hands = models.DurationField(verbose_name=_("pause between hands"),
+                                               default=timedelta(seconds=5))
     deals_per_partie = models.PositiveIntegerField(
-        null=True, blank=True, help_text="Hands per partie; empty: until a player is broke")
-    bots_allowed = models.BooleanField(default=True)
+        verbose_name=_("deals per partie"), null=True, blank=True,
+        help_text=_("Hands per partie; empty: until a player is broke"))
+    bots_allowed = models.BooleanField(verbose_name=_("bots allowed"), default=True)
     dispute_window = models.DurationField(
-        default=timedelta(hours=24),
-        help_text="A hand may be disputed until this long after the soirée closes")
+        verbose_name=_("dispute window"), default=timedelta(hours=24),
+        help_text=_("A hand may be disputed until this long after the soirée closes"))
     bot_kind = models.CharField(
-        max_length=16, default="heuristic",
+        verbose_name=_("bot level"), max_length=16, default="heuristic",
         choices=[("random", "débutant (random)"), ("heuristic", "habile (heuristic)"),
                  ("ismcts", "fort (ismcts)"), ("timeout", "timeout")],
-        help_text="The level of the bots that fill empty seats (timeout: never moves in time; "
-                  "demos and timer tests)")
+        help_text=_("The level of the bots that fill empty seats (timeout: never moves in "
+                    "time; demos and timer tests)"))
     min_tables = models.PositiveSmallIntegerField(
-        default=1, help_text="With bots allowed, open at least this many tables (bots fill them)")
-    seating_seed = models.CharField(max_length=64, blank=True,
-                                    help_text="Drawn at opening; the seating can be re-drawn")
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.SCHEDULED)
-    opened_at = models.DateTimeField(null=True, blank=True)
+        verbose_name=_("minimum tables"), default=1,
+        help_text=_("With bots allowed, open at least this many tables (bots fill them)"))
+    seating_seed = models.CharField(verbose_name=_("seating seed"), max_length=64, blank=True,
+                                    help_text=_("Drawn at opening; the seating can be re-drawn"))
+    status = models.CharField(verbose_name=_("status"), max_length=16, choices=Status.choices,
+                              default=Status.SCHEDULED)
+    opened_at = models.DateTimeField(verbose_name=_("opened at"), null=True, blank=True)
     close_asked_at = models.DateTimeField(
-        null=True, blank=True, help_text="The organiser closed it early: no hand is dealt after "
-                                         "this; the planned times are kept")
-    closed_at = models.DateTimeField(null=True, blank=True)
-    cancelled_at = models.DateTimeField(null=True, blank=True)
-    standings = models.JSONField(null=True, blank=True)
-    settlement = models.JSONField(null=True, blank=True)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
-                                   on_delete=models.SET_NULL, related_name="+")
+        verbose_name=_("close asked at"), null=True, blank=True,
+        help_text=_("The organiser closed it early: no hand is dealt after this; the planned "
+                    "times are kept"))
+    closed_at = models.DateTimeField(verbose_name=_("closed at"), null=True, blank=True)
+    cancelled_at = models.DateTimeField(verbose_name=_("cancelled at"), null=True, blank=True)
+    standings = models.JSONField(verbose_name=_("standings"), null=True, blank=True)
+    settlement = models.JSONField(verbose_name=_("settlement"), null=True, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, verbose_name=_("created by"),
+                                   null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
 
     class Meta:
+        verbose_name = _("soirée")
+        verbose_name_plural = _("soirées")
         ordering = ["-starts_at"]
         constraints = [
             models.CheckConstraint(condition=Q(ends_at__gt=models.F("starts_at")),
@@ -187,16 +222,19 @@ class Soiree(models.Model):
 
 
 class Registration(models.Model):
-    soiree = models.ForeignKey(Soiree, on_delete=models.CASCADE, related_name="registrations")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
-                             related_name="registrations")
-    registered_at = models.DateTimeField(auto_now_add=True)
-    checked_in_at = models.DateTimeField(null=True, blank=True)
+    soiree = models.ForeignKey(Soiree, verbose_name=_("soirée"), on_delete=models.CASCADE,
+                               related_name="registrations")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, verbose_name=_("player"),
+                             on_delete=models.PROTECT, related_name="registrations")
+    registered_at = models.DateTimeField(verbose_name=_("registered at"), auto_now_add=True)
+    checked_in_at = models.DateTimeField(verbose_name=_("checked in at"), null=True, blank=True)
     left_at = models.DateTimeField(
-        null=True, blank=True,
-        help_text="Removed from the tables by the organiser; checked in again, he plays on")
+        verbose_name=_("left at"), null=True, blank=True,
+        help_text=_("Removed from the tables by the organiser; checked in again, he plays on"))
 
     class Meta:
+        verbose_name = _("registration")
+        verbose_name_plural = _("registrations")
         ordering = ["soiree", "registered_at"]
         constraints = [
             models.UniqueConstraint(fields=["soiree", "user"], name="registration_unique"),
@@ -209,13 +247,16 @@ class Registration(models.Model):
 class SoireeTable(models.Model):
     """A table of the evening; it plays one partie after another until the closing time."""
 
-    soiree = models.ForeignKey(Soiree, on_delete=models.CASCADE, related_name="tables")
-    number = models.PositiveSmallIntegerField()
-    round = models.PositiveSmallIntegerField(default=1)
-    partie = models.OneToOneField("games.Partie", on_delete=models.PROTECT,
-                                  related_name="soiree_table")
+    soiree = models.ForeignKey(Soiree, verbose_name=_("soirée"), on_delete=models.CASCADE,
+                               related_name="tables")
+    number = models.PositiveSmallIntegerField(verbose_name=_("number"))
+    round = models.PositiveSmallIntegerField(verbose_name=_("round"), default=1)
+    partie = models.OneToOneField("games.Partie", verbose_name=_("partie"),
+                                  on_delete=models.PROTECT, related_name="soiree_table")
 
     class Meta:
+        verbose_name = _("soirée table")
+        verbose_name_plural = _("soirée tables")
         ordering = ["soiree", "number", "round"]
         constraints = [
             models.UniqueConstraint(fields=["soiree", "number", "round"],
@@ -246,18 +287,24 @@ class Announcement(models.Model):
         ORGANISER = "organiser"
         ARRIVAL = "arrival"
 
-    soiree = models.ForeignKey(Soiree, on_delete=models.CASCADE, related_name="announcements")
-    at = models.DateTimeField()
-    kind = models.CharField(max_length=16, choices=Kind.choices)
-    reason = models.CharField(max_length=16, choices=Reason.choices, default=Reason.ORGANISER)
-    player = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
-                               on_delete=models.PROTECT, related_name="+")
-    from_table = models.PositiveSmallIntegerField(null=True, blank=True)
-    to_table = models.PositiveSmallIntegerField(null=True, blank=True)
-    text = models.CharField(max_length=200, blank=True)
-    done_at = models.DateTimeField(null=True, blank=True)
+    soiree = models.ForeignKey(Soiree, verbose_name=_("soirée"), on_delete=models.CASCADE,
+                               related_name="announcements")
+    at = models.DateTimeField(verbose_name=_("at"))
+    kind = models.CharField(verbose_name=_("kind"), max_length=16, choices=Kind.choices)
+    reason = models.CharField(verbose_name=_("reason"), max_length=16, choices=Reason.choices,
+                              default=Reason.ORGANISER)
+    player = models.ForeignKey(settings.AUTH_USER_MODEL, verbose_name=_("player"),
+                               null=True, blank=True, on_delete=models.PROTECT,
+                               related_name="+")
+    from_table = models.PositiveSmallIntegerField(verbose_name=_("from table"), null=True,
+                                                  blank=True)
+    to_table = models.PositiveSmallIntegerField(verbose_name=_("to table"), null=True, blank=True)
+    text = models.CharField(verbose_name=_("text"), max_length=200, blank=True)
+    done_at = models.DateTimeField(verbose_name=_("done at"), null=True, blank=True)
 
     class Meta:
+        verbose_name = _("announcement")
+        verbose_name_plural = _("announcements")
         ordering = ["soiree", "-at", "-pk"]
         constraints = [
             # One seat change at a time per player: a second request is the same one again.
@@ -281,17 +328,22 @@ class Dispute(models.Model):
     """A player of the hand, or the organiser, asks the arbiter to rule on a finished hand.
     Open until ruled; its rulings (the latest stands) are ``Ruling`` rows."""
 
-    hand = models.ForeignKey("games.Hand", on_delete=models.PROTECT, related_name="disputes")
-    soiree = models.ForeignKey(Soiree, on_delete=models.PROTECT, related_name="disputes")
-    opened_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
-                                  related_name="+")
-    opened_at = models.DateTimeField()
-    reason = models.TextField(max_length=2000)
-    event_seq = models.PositiveIntegerField(null=True, blank=True,
-                                            help_text="The event it concerns, if one")
-    request_id = models.UUIDField(unique=True, help_text="The same request again opens it once")
+    hand = models.ForeignKey("games.Hand", verbose_name=_("hand"), on_delete=models.PROTECT,
+                             related_name="disputes")
+    soiree = models.ForeignKey(Soiree, verbose_name=_("soirée"), on_delete=models.PROTECT,
+                               related_name="disputes")
+    opened_by = models.ForeignKey(settings.AUTH_USER_MODEL, verbose_name=_("opened by"),
+                                  on_delete=models.PROTECT, related_name="+")
+    opened_at = models.DateTimeField(verbose_name=_("opened at"))
+    reason = models.TextField(verbose_name=_("reason"), max_length=2000)
+    event_seq = models.PositiveIntegerField(verbose_name=_("event number"), null=True, blank=True,
+                                            help_text=_("The event it concerns, if one"))
+    request_id = models.UUIDField(verbose_name=_("request id"), unique=True,
+                                  help_text=_("The same request again opens it once"))
 
     class Meta:
+        verbose_name = _("dispute")
+        verbose_name_plural = _("disputes")
         ordering = ["opened_at", "pk"]
         triggers = [_append_only("dispute_append_only", "disputes")]
 
@@ -309,22 +361,27 @@ class Ruling(models.Model):
         VOID = "void"  # every chip the hand moved goes back
         ADJUSTED = "adjusted"  # chip corrections between the hand's players
 
-    dispute = models.ForeignKey(Dispute, on_delete=models.PROTECT, related_name="rulings")
-    arbiter = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
-                                related_name="+")
-    at = models.DateTimeField()
-    kind = models.CharField(max_length=16, choices=Kind.choices)
-    reason = models.TextField(max_length=2000)
-    corrections = models.JSONField(default=dict, blank=True,
-                                   help_text="adjusted: chips per player, summing to zero")
-    entries = models.JSONField(default=list, blank=True, help_text="The ledger entries posted")
-    shortfall = models.JSONField(default=dict, blank=True,
-                                 help_text="Chips a wallet did not hold, per player")
-    request_id = models.UUIDField(unique=True, help_text="The same request again rules once")
-    cites = models.JSONField(default=list, blank=True,
-                             help_text="The what-if branches of the dispute it cites")
+    dispute = models.ForeignKey(Dispute, verbose_name=_("dispute"), on_delete=models.PROTECT,
+                                related_name="rulings")
+    arbiter = models.ForeignKey(settings.AUTH_USER_MODEL, verbose_name=_("arbiter"),
+                                on_delete=models.PROTECT, related_name="+")
+    at = models.DateTimeField(verbose_name=_("at"))
+    kind = models.CharField(verbose_name=_("kind"), max_length=16, choices=Kind.choices)
+    reason = models.TextField(verbose_name=_("reason"), max_length=2000)
+    corrections = models.JSONField(verbose_name=_("corrections"), default=dict, blank=True,
+                                   help_text=_("adjusted: chips per player, summing to zero"))
+    entries = models.JSONField(verbose_name=_("entries"), default=list, blank=True,
+                               help_text=_("The ledger entries posted"))
+    shortfall = models.JSONField(verbose_name=_("shortfall"), default=dict, blank=True,
+                                 help_text=_("Chips a wallet did not hold, per player"))
+    request_id = models.UUIDField(verbose_name=_("request id"), unique=True,
+                                  help_text=_("The same request again rules once"))
+    cites = models.JSONField(verbose_name=_("cites"), default=list, blank=True,
+                             help_text=_("The what-if branches of the dispute it cites"))
 
     class Meta:
+        verbose_name = _("ruling")
+        verbose_name_plural = _("rulings")
         ordering = ["at", "pk"]
         triggers = [_append_only("ruling_append_only", "rulings")]
 
@@ -337,18 +394,24 @@ class WhatIf(models.Model):
     moves (games.whatif), kept with the dispute; it never touches the real hand, and a ruling
     may cite it."""
 
-    dispute = models.ForeignKey(Dispute, on_delete=models.CASCADE, related_name="whatifs")
-    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
-                               related_name="+")
-    created_at = models.DateTimeField()
-    from_seq = models.PositiveIntegerField(help_text="The step it branches from")
-    moves = models.JSONField(help_text="The moves played from there, [{seat, move}]")
-    played_out = models.BooleanField(default=False,
-                                     help_text="The rest was played by the time-out rule")
-    result = models.JSONField(null=True, blank=True, help_text="How the branch ended")
-    note = models.CharField(max_length=500, blank=True)
+    dispute = models.ForeignKey(Dispute, verbose_name=_("dispute"), on_delete=models.CASCADE,
+                                related_name="whatifs")
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, verbose_name=_("author"),
+                               on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(verbose_name=_("created at"))
+    from_seq = models.PositiveIntegerField(verbose_name=_("from step"),
+                                           help_text=_("The step it branches from"))
+    moves = models.JSONField(verbose_name=_("moves"),
+                             help_text=_("The moves played from there, [{seat, move}]"))
+    played_out = models.BooleanField(verbose_name=_("played out"), default=False,
+                                     help_text=_("The rest was played by the time-out rule"))
+    result = models.JSONField(verbose_name=_("result"), null=True, blank=True,
+                              help_text=_("How the branch ended"))
+    note = models.CharField(verbose_name=_("note"), max_length=500, blank=True)
 
     class Meta:
+        verbose_name = _("what-if")
+        verbose_name_plural = _("what-ifs")
         ordering = ["created_at", "pk"]
 
     def __str__(self) -> str:
@@ -359,16 +422,19 @@ class Rating(models.Model):
     """A player's season rating (openskill's Plackett-Luce model): ``mu`` and ``sigma`` after
     his latest rated partie, and the conservative ``ordinal`` (mu - 3 sigma) they rank by."""
 
-    season = models.ForeignKey(Season, on_delete=models.CASCADE, related_name="ratings")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
-                             related_name="ratings")
-    mu = models.FloatField()
-    sigma = models.FloatField()
-    ordinal = models.FloatField()
-    parties = models.PositiveIntegerField(default=0)
-    updated_at = models.DateTimeField()
+    season = models.ForeignKey(Season, verbose_name=_("season"), on_delete=models.CASCADE,
+                               related_name="ratings")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, verbose_name=_("player"),
+                             on_delete=models.CASCADE, related_name="ratings")
+    mu = models.FloatField(verbose_name=_("mu"))
+    sigma = models.FloatField(verbose_name=_("sigma"))
+    ordinal = models.FloatField(verbose_name=_("ordinal"))
+    parties = models.PositiveIntegerField(verbose_name=_("parties"), default=0)
+    updated_at = models.DateTimeField(verbose_name=_("updated at"))
 
     class Meta:
+        verbose_name = _("rating")
+        verbose_name_plural = _("ratings")
         ordering = ["-ordinal", "user__username"]
         constraints = [
             models.UniqueConstraint(fields=["season", "user"], name="rating_unique"),
@@ -382,19 +448,23 @@ class RatingChange(models.Model):
     """One rated partie of one player: his rank in it and his rating after it (the history
     drawn on his page, and what ``ratings_rebuild`` recomputes)."""
 
-    season = models.ForeignKey(Season, on_delete=models.CASCADE, related_name="rating_changes")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
-                             related_name="rating_changes")
-    partie = models.ForeignKey("games.Partie", on_delete=models.CASCADE,
+    season = models.ForeignKey(Season, verbose_name=_("season"), on_delete=models.CASCADE,
                                related_name="rating_changes")
-    rank = models.PositiveSmallIntegerField(help_text="1 for the best net; equal nets share it")
-    net = models.IntegerField()
-    mu = models.FloatField()
-    sigma = models.FloatField()
-    ordinal = models.FloatField()
-    at = models.DateTimeField(help_text="When the partie ended")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, verbose_name=_("player"),
+                             on_delete=models.CASCADE, related_name="rating_changes")
+    partie = models.ForeignKey("games.Partie", verbose_name=_("partie"), on_delete=models.CASCADE,
+                               related_name="rating_changes")
+    rank = models.PositiveSmallIntegerField(verbose_name=_("rank"),
+                                            help_text=_("1 for the best net; equal nets share it"))
+    net = models.IntegerField(verbose_name=_("net"))
+    mu = models.FloatField(verbose_name=_("mu"))
+    sigma = models.FloatField(verbose_name=_("sigma"))
+    ordinal = models.FloatField(verbose_name=_("ordinal"))
+    at = models.DateTimeField(verbose_name=_("at"), help_text=_("When the partie ended"))
 
     class Meta:
+        verbose_name = _("rating change")
+        verbose_name_plural = _("rating changes")
         ordering = ["at", "partie_id", "user_id"]
         constraints = [
             models.UniqueConstraint(fields=["partie", "user"], name="rating_change_unique"),
