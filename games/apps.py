@@ -2,6 +2,7 @@ from typing import Any
 
 from django.apps import AppConfig
 from django.db.models.signals import post_migrate
+from django.utils.translation import gettext_lazy as _
 
 
 def _publish_signing_key(**_: Any) -> None:
@@ -14,6 +15,7 @@ def _publish_signing_key(**_: Any) -> None:
 
 class GamesConfig(AppConfig):
     name = "games"
+    verbose_name = _("Games and hands")
 
     def ready(self) -> None:
         from games import live, signals

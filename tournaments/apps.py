@@ -1,8 +1,10 @@
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class TournamentsConfig(AppConfig):
     name = "tournaments"
+    verbose_name = _("Clubs and soirées")
 
     def ready(self) -> None:
         from ledger.permissions import register_organiser_check
