@@ -18,6 +18,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 
 def _refuse(name: str, what: str, operation: pgtrigger.Operation,
@@ -42,10 +43,12 @@ class Game(models.TextChoices):
 
 class Partie(models.Model):
     class Status(models.TextChoices):
-        INVITING = "inviting"  # a casual table waiting for its invited players to accept
-        PLAYING = "playing"
-        OVER = "over"
-        CANCELLED = "cancelled"  # an invitation declined, or withdrawn by its creator
+        # inviting: a casual table waiting for its invited players to accept; cancelled: an
+        # invitation declined, or withdrawn by its creator
+        INVITING = "inviting", pgettext_lazy("table status", "inviting")
+        PLAYING = "playing", pgettext_lazy("table status", "playing")
+        OVER = "over", pgettext_lazy("table status", "over")
+        CANCELLED = "cancelled", pgettext_lazy("table status", "cancelled")
 
     id = models.UUIDField(verbose_name=_("id"), primary_key=True, default=uuid.uuid4,
                           editable=False)
@@ -126,9 +129,9 @@ class Invitation(models.Model):
     seat, and the creator's own, are accepted when the table is made."""
 
     class Answer(models.TextChoices):
-        PENDING = "pending"
-        ACCEPTED = "accepted"
-        DECLINED = "declined"
+        PENDING = "pending", _("pending")
+        ACCEPTED = "accepted", _("accepted")
+        DECLINED = "declined", _("declined")
 
     partie = models.ForeignKey(Partie, verbose_name=_("partie"), on_delete=models.CASCADE,
                                related_name="invitations")
@@ -158,8 +161,8 @@ class Invitation(models.Model):
 
 class Hand(models.Model):
     class Status(models.TextChoices):
-        PLAYING = "playing"
-        OVER = "over"
+        PLAYING = "playing", pgettext_lazy("hand status", "in play")
+        OVER = "over", pgettext_lazy("hand status", "over")
 
     id = models.UUIDField(verbose_name=_("id"), primary_key=True, default=uuid.uuid4,
                           editable=False)
@@ -230,10 +233,10 @@ class HandSeed(models.Model):
 
 class HandEvent(models.Model):
     class By(models.TextChoices):
-        PLAYER = "player"
-        FORCED = "forced"
-        TIMEOUT = "timeout"
-        SERVICE = "service"
+        PLAYER = "player", _("player")
+        FORCED = "forced", _("forced")
+        TIMEOUT = "timeout", _("timed out")
+        SERVICE = "service", _("service")
 
     # No index of its own: the (hand, seq) unique constraint's index starts with the hand and
     # serves every lookup by hand; a second one cost an index insert per event.

@@ -88,9 +88,9 @@ _ENTRY_CHECK_DECLARE = [("lines", "bigint"), ("total", "numeric"), ("strays", "b
 
 
 class AccountKind(models.TextChoices):
-    WALLET = "wallet", "Player wallet"
-    POT = "pot", "Table pot"
-    BANK = "bank", "Club bank"
+    WALLET = "wallet", _("Player wallet")
+    POT = "pot", _("Table pot")
+    BANK = "bank", _("Club bank")
 
 
 class Account(models.Model):

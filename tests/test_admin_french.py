@@ -193,6 +193,12 @@ def test_the_soiree_page_and_its_actions_speak_french_and_english_on_request(eve
         assert french in page, french
     listing = admin_client.get(reverse("admin:tournaments_soiree_changelist"), **FR)
     assert "Pointer tous les inscrits (chacun reçoit sa cave)" in listing.content.decode()
+    # The choices too: the soirée's status, its club's roles, the ledger's kinds of account.
+    assert "terminée" in listing.content.decode() and ">closed<" not in listing.content.decode()
+    members = admin_client.get(reverse("admin:tournaments_membership_changelist"), **FR)
+    assert "arbitre" in members.content.decode()
+    accounts = admin_client.get(reverse("admin:ledger_account_changelist"), **FR)
+    assert "Portefeuille de joueur" in accounts.content.decode()
 
     # The same page asked in English is in English: the check above would see it.
     english = admin_client.get(url, HTTP_ACCEPT_LANGUAGE="en").content.decode()

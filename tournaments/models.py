@@ -51,9 +51,9 @@ class Club(models.Model):
 
 class Membership(models.Model):
     class Role(models.TextChoices):
-        ORGANISER = "organiser"
-        PLAYER = "player"
-        AUDITOR = "auditor"
+        ORGANISER = "organiser", _("organiser")
+        PLAYER = "player", _("player")
+        AUDITOR = "auditor", _("auditor")
 
     club = models.ForeignKey(Club, verbose_name=pgettext_lazy("players' club", "club"),
                              on_delete=models.CASCADE, related_name="memberships")
@@ -134,10 +134,11 @@ class Season(models.Model):
 
 class Soiree(models.Model):
     class Status(models.TextChoices):
-        SCHEDULED = "scheduled"
-        OPEN = "open"
-        CLOSED = "closed"
-        CANCELLED = "cancelled"  # before it opened: it never opens, its buy-ins reversed
+        SCHEDULED = "scheduled", pgettext_lazy("soirée status", "scheduled")
+        OPEN = "open", pgettext_lazy("soirée status", "open")
+        CLOSED = "closed", pgettext_lazy("soirée status", "closed")
+        # Cancelled before it opened: it never opens, its buy-ins reversed.
+        CANCELLED = "cancelled", pgettext_lazy("soirée status", "cancelled")
 
     club = models.ForeignKey(Club, verbose_name=pgettext_lazy("players' club", "club"),
                              on_delete=models.PROTECT, related_name="soirees")
@@ -276,16 +277,16 @@ class Announcement(models.Model):
     """
 
     class Kind(models.TextChoices):
-        MOVE = "move"  # the player moves from from_table to to_table
-        JOIN = "join"  # a player not seated yet takes a seat at to_table
-        REPLACE = "replace"  # a bot takes the player's seat at from_table
-        REMOVE = "remove"  # the player leaves from_table and is not seated again
-        MESSAGE = "message"  # the organiser's words
+        MOVE = "move", _("move")  # the player moves from from_table to to_table
+        JOIN = "join", _("join")  # a player not seated yet takes a seat at to_table
+        REPLACE = "replace", _("replace by a bot")  # a bot takes the player's seat
+        REMOVE = "remove", _("remove")  # the player leaves from_table, not seated again
+        MESSAGE = "message", _("message")  # the organiser's words
 
     class Reason(models.TextChoices):
-        BALANCE = "balance"
-        ORGANISER = "organiser"
-        ARRIVAL = "arrival"
+        BALANCE = "balance", _("table balancing")
+        ORGANISER = "organiser", _("organiser")
+        ARRIVAL = "arrival", _("arrival")
 
     soiree = models.ForeignKey(Soiree, verbose_name=_("soirée"), on_delete=models.CASCADE,
                                related_name="announcements")
@@ -357,9 +358,9 @@ class Ruling(models.Model):
     difference between what it orders and what the rulings before it moved) are named here."""
 
     class Kind(models.TextChoices):
-        STANDS = "stands"  # the result stands
-        VOID = "void"  # every chip the hand moved goes back
-        ADJUSTED = "adjusted"  # chip corrections between the hand's players
+        STANDS = "stands", _("the result stands")
+        VOID = "void", _("the hand is void")  # every chip the hand moved goes back
+        ADJUSTED = "adjusted", _("adjusted")  # chip corrections between the hand's players
 
     dispute = models.ForeignKey(Dispute, verbose_name=_("dispute"), on_delete=models.PROTECT,
                                 related_name="rulings")
