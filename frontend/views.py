@@ -158,12 +158,13 @@ def audit_page(request: HttpRequest, hand_id: str) -> HttpResponse:
         soiree = place.soiree
         players = set(hand.partie.seats.filter(bot="").values_list("player_id", flat=True))
         window = window_end(soiree)
-        names = [s.player.get_username() for s in
-                 hand.partie.seats.select_related("player").order_by("number")]
+        # (username, name): the corrections are keyed by username, labelled by name.
+        names = [(s.player.get_username(), s.player.get_full_name() or s.player.get_username())
+                 for s in hand.partie.seats.select_related("player").order_by("number")]
         disputes = disputes_of_hand(hand=hand)
         for dispute in disputes:  # a branch's result by player, not by seat
             for w in dispute["whatifs"]:
-                w["nets"] = [(names[int(seat)], net) for seat, net in
+                w["nets"] = [(names[int(seat)][1], net) for seat, net in
                              (w["result"] or {}).get("net", {}).items()]
         context.update({
             "disputes": disputes,

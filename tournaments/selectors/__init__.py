@@ -156,16 +156,22 @@ def announcements(*, soiree: Soiree, limit: int = 20) -> list[dict[str, Any]]:
 def dispute_row(d: Any) -> dict[str, Any]:
     """A dispute, its rulings (oldest first; the latest stands) and where its hand was played."""
     rulings = [{"id": r.pk, "kind": r.kind, "reason": r.reason, "at": r.at,
-                "arbiter": r.arbiter.get_username(), "corrections": r.corrections,
+                "arbiter": r.arbiter.get_username(),
+                "arbiter_name": r.arbiter.get_full_name() or r.arbiter.get_username(),
+                "corrections": r.corrections,
                 "entries": r.entries, "shortfall": r.shortfall, "cites": r.cites}
                for r in d.rulings.select_related("arbiter").order_by("at", "pk")]
-    whatifs = [{"id": w.pk, "author": w.author.get_username(), "created_at": w.created_at,
+    whatifs = [{"id": w.pk, "author": w.author.get_username(),
+                "author_name": w.author.get_full_name() or w.author.get_username(),
+                "created_at": w.created_at,
                 "from_seq": w.from_seq, "moves": w.moves, "played_out": w.played_out,
                 "result": w.result, "note": w.note}
                for w in d.whatifs.select_related("author").order_by("created_at", "pk")]
     return {"id": d.pk, "hand": str(d.hand_id), "hand_number": d.hand.number,
             "table": d.hand.partie.table_label, "soiree": d.soiree_id,
-            "opened_by": d.opened_by.get_username(), "opened_at": d.opened_at,
+            "opened_by": d.opened_by.get_username(),
+            "opened_by_name": d.opened_by.get_full_name() or d.opened_by.get_username(),
+            "opened_at": d.opened_at,
             "reason": d.reason, "event": d.event_seq,
             "status": "ruled" if rulings else "open",
             "ruling": rulings[-1] if rulings else None, "rulings": rulings,
