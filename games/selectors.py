@@ -7,6 +7,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Prefetch, QuerySet
+from django.utils.translation import gettext as _
 
 from games import signing
 from games.engine.base import Event
@@ -134,7 +135,7 @@ def hand_events(*, hand: Hand, user: AbstractBaseUser | AnonymousUser) -> list[d
 def hand_record(*, hand: Hand) -> dict[str, Any]:
     """The HAND_RECORD.md document of a finished hand."""
     if hand.status != Hand.Status.OVER:
-        raise HandNotOver("the record is published once the hand is over")
+        raise HandNotOver(_("the record is published once the hand is over"))
     return build_record(
         game=hand.partie.game, hand=str(hand.id), table=hand.partie.table_label,
         partie=str(hand.partie_id), number=hand.number, seed=hand.secret.seed,
@@ -154,7 +155,7 @@ def hand_replay(*, hand: Hand) -> list[dict[str, Any]]:
     """A finished hand, step by step: after each event, the table as everyone may now see it
     (every seat's cards, the offer's card), with the event as the record has it."""
     if hand.status != Hand.Status.OVER:
-        raise HandNotOver("the replay is published once the hand is over")
+        raise HandNotOver(_("the replay is published once the hand is over"))
     n = hand.partie.seats.count()
     engine, state = store.start(hand, n)
     steps = []

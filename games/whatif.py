@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from django.utils.translation import gettext as _
+
 from games.engine.base import Event, Move, RuleError
 from games.errors import GameError, HandNotOver
 from games.models import Hand
@@ -33,10 +35,11 @@ def branch(*, hand: Hand, from_seq: int, moves: Sequence[dict[str, Any]],
     event ``from_seq`` of the finished ``hand``. Returns the branch's events, the table after
     them (every hand shown), the legal moves of each seat to act, and the result if over."""
     if hand.status != Hand.Status.OVER:
-        raise HandNotOver("a what-if branches from a finished hand")
+        raise HandNotOver(_("a what-if branches from a finished hand"))
     real = store.events(hand)
     if not 0 < from_seq <= len(real):
-        raise BranchRefused(f"this hand has events 1 to {len(real)}, not {from_seq}")
+        raise BranchRefused(_("this hand has events 1 to %(last)s, not %(seq)s")
+                            % {"last": len(real), "seq": from_seq})
     n = hand.partie.seats.count()
     engine, state = store.start(hand, n)
     for raw in real[:from_seq]:
@@ -55,7 +58,7 @@ def branch(*, hand: Hand, from_seq: int, moves: Sequence[dict[str, Any]],
         except (KeyError, TypeError, ValueError):
             raise BranchRefused(f"move {i} is not {{'seat': n, 'move': {{'type': …}}}}") from None
         if engine.is_over(state):
-            raise BranchRefused(f"move {i}: the hand is already over in this branch")
+            raise BranchRefused(_("move %(i)s: the hand is already over in this branch") % {"i": i})
         try:
             play(seat, move, "player")
         except RuleError as exc:

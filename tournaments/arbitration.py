@@ -56,7 +56,7 @@ def dispute_open(*, hand: Hand, user: AbstractBaseUser, reason: str, request_id:
     done = Dispute.objects.filter(request_id=request_id).first()
     if done is not None:
         if done.hand_id != hand.pk or done.opened_by_id != user.pk:
-            raise SoireeState("this request id opened another dispute")
+            raise SoireeState(_("this request id opened another dispute"))
         return done
     soiree = _soiree_of(hand)
     if hand.status != Hand.Status.OVER:
@@ -128,7 +128,7 @@ def rule(*, dispute: Dispute, arbiter: AbstractBaseUser, kind: str, reason: str,
     done = Ruling.objects.filter(request_id=request_id).first()
     if done is not None:
         if done.dispute_id != dispute.pk or done.kind != kind:
-            raise SoireeState("this request id made another ruling")
+            raise SoireeState(_("this request id made another ruling"))
         return done
     if not may_rule(arbiter, dispute):
         raise NotAuditor(_("Only a club auditor who did not play this hand may rule on "

@@ -65,10 +65,10 @@ def casual_table_create(
     opts = partie_check(game=game, people=len(players), bots=bots, options=options,
                         buy_in=buy_in, deal_until=None, max_hands=MAX_HANDS, timeouts=timings)
     if len({p.pk for p in players}) != len(players):
-        raise InvalidPartie("a player can take only one seat")
+        raise InvalidPartie(_("a player can take only one seat"))
     if buy_in > casual_max_buy_in():
-        raise InvalidPartie(f"a casual table's buy-in is at most {casual_max_buy_in()} chips, "
-                            f"not {buy_in}")
+        raise InvalidPartie(_("a casual table's buy-in is at most %(most)s chips, not %(n)s")
+                            % {"most": casual_max_buy_in(), "n": buy_in})
     with transaction.atomic():
         partie = Partie.objects.create(game=game, options=opts, club_key=CASUAL,
                                        table_label=table_label, status=Partie.Status.INVITING,

@@ -8,6 +8,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from games import signals
 from games.engine.bots import LEVELS
@@ -86,11 +87,12 @@ def partie_start(
                                   "pause_between_hands": pause_between_hands,
                                   "share_window": share_window or timedelta(0)})
     if len({p.pk for p in players}) != len(players):
-        raise InvalidPartie("a player can take only one seat")
+        raise InvalidPartie(_("a player can take only one seat"))
     busy = Seat.objects.filter(partie__club_key=club_key, partie__status=Partie.Status.PLAYING,
                                player__in=list(players)).select_related("player").first()
     if busy is not None:
-        raise InvalidPartie(f"{busy.player.get_username()} is already playing at another table")
+        raise InvalidPartie(_("%(name)s is already playing at another table")
+                            % {"name": busy.player.get_username()})
     with transaction.atomic():
         partie = Partie.objects.create(
             game=game, options=opts, club_key=club_key, table_label=table_label,
@@ -117,17 +119,20 @@ def partie_check(*, game: str, people: int, bots: Sequence[str], options: dict[s
            max_hands=max_hands)
     unknown = sorted(set(bots) - set(BOT_NAMES))
     if unknown:
-        raise InvalidPartie(f"unknown bot {unknown[0]!r}: choose among {', '.join(BOT_NAMES)} "
-                            f"(the levels {', '.join(BOT_LEVELS)})")
+        raise InvalidPartie(_("unknown bot %(bot)s: choose among %(bots)s (the levels %(levels)s)")
+                            % {"bot": repr(unknown[0]), "bots": ", ".join(BOT_NAMES),
+                               "levels": ", ".join(BOT_LEVELS)})
     n = people + len(bots)
     if not engine.MIN_SEATS <= n <= engine.MAX_SEATS:
-        raise InvalidPartie(f"{game} is played by {engine.MIN_SEATS} to {engine.MAX_SEATS} "
-                            f"players, not {n}")
+        raise InvalidPartie(_("%(game)s is played by %(least)s to %(most)s players, not %(n)s")
+                            % {"game": game, "least": engine.MIN_SEATS,
+                               "most": engine.MAX_SEATS, "n": n})
     if not 0 <= buy_in <= MAX_BUY_IN:
-        raise InvalidPartie(f"buy_in must be between 0 and {MAX_BUY_IN} chips")
+        raise InvalidPartie(_("buy_in must be between 0 and %(most)s chips")
+                            % {"most": MAX_BUY_IN})
     for name, value in timeouts.items():
         if value < timedelta(0):
-            raise InvalidPartie(f"{name} cannot be negative")
+            raise InvalidPartie(_("%(name)s cannot be negative") % {"name": name})
     return opts
 
 
@@ -158,12 +163,14 @@ def _bound(game: str, opts: dict[str, Any], *, ends_by_itself: bool, max_hands: 
     for name, top in OPTION_MAX.items():
         value = opts.get(name)
         if value is not None and value > top:
-            raise InvalidPartie(f"option {name!r} is at most {top}, not {value}")
+            raise InvalidPartie(_("option %(name)s is at most %(top)s, not %(value)s")
+                                % {"name": repr(name), "top": top, "value": value})
     key = LENGTH_OPTION[game]
     if opts[key] is None:
         opts[key] = max_hands if ends_by_itself else min(DEFAULT_HANDS, max_hands)
     elif opts[key] > max_hands:
-        raise InvalidPartie(f"option {key!r} is at most {max_hands}, not {opts[key]}")
+        raise InvalidPartie(_("option %(name)s is at most %(top)s, not %(value)s")
+                            % {"name": repr(key), "top": max_hands, "value": opts[key]})
 
 
 def _end_reason(partie: Partie, last: Hand | None, chips_now: dict[int, int],
@@ -185,9 +192,10 @@ def hand_deal(*, partie: Partie, at: datetime) -> Hand | None:
     with transaction.atomic():
         partie, last = _locked_partie(partie.pk)
         if partie.status == Partie.Status.OVER:
-            raise PartieOver("this partie is over")
+            raise PartieOver(_("this partie is over"))
         if last is not None and last.status != Hand.Status.OVER:
-            raise GameError(f"hand {last.number} is still being played", code="hand_in_progress")
+            raise GameError(_("hand %(n)s is still being played") % {"n": last.number},
+                            code="hand_in_progress")
         return _deal(table_for(partie), last, at)
 
 
@@ -294,7 +302,8 @@ def partie_close(*, partie: Partie, at: datetime) -> None:
             return
         last = partie.hands.order_by("-number").first()
         if last is not None and last.status != Hand.Status.OVER:
-            raise GameError(f"hand {last.number} is still being played", code="hand_in_progress")
+            raise GameError(_("hand %(n)s is still being played") % {"n": last.number},
+                            code="hand_in_progress")
         if partie.game == "commere":
             chips.share_pot(partie=partie, seats=list(partie.seats.order_by("number")),
                             last_banker=last.dealer if last else 0)

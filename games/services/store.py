@@ -15,6 +15,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError
+from django.utils.translation import gettext as _
 
 from games.engine.base import Event
 from games.engine.deal import deal_from_seed
@@ -78,7 +79,7 @@ def hand_deck(hand: Hand, n_seats: int | None = None) -> list[str]:
             hand=hand, type=SHARE).values_list("payload", flat=True)}
         return shared_deck(hand.record_format, hand.partie.game, hand.secret.seed, shares)
     n = hand.partie.seats.count() if n_seats is None else n_seats
-    deck, _ = deal_from_seed(hand.partie.game, hand.secret.seed, n)
+    deck, _dealer = deal_from_seed(hand.partie.game, hand.secret.seed, n)
     return deck
 
 
@@ -141,8 +142,8 @@ def append(
     try:
         HandEvent.objects.bulk_create(rows)
     except IntegrityError:  # the caller's transaction is rolled back with the error
-        raise StaleSequence(f"hand {hand.pk} has moved past seq {hand.last_seq}; "
-                            f"reload the hand") from None
+        raise StaleSequence(_("hand %(hand)s has moved past seq %(seq)s; reload the hand")
+                            % {"hand": hand.pk, "seq": hand.last_seq}) from None
     hand.last_seq += len(new)
     hand.last_hash = link
     return sealed
