@@ -48,6 +48,8 @@ class Table:
     away: set[int] = field(init=False)
     #: The events the command appended, by hand, announced once it commits.
     appended: dict[Any, list[dict[str, Any]]] = field(default_factory=dict)
+    #: The hands the command ended, announced when their rows are written.
+    ended: set[Any] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self.accounts = chips.Accounts(self.partie, self.seats)
@@ -220,6 +222,7 @@ def _set_deadline(hand: Hand, at: datetime, kind: str) -> None:
 def _finish(table: Table, hand: Hand, loaded: store.Loaded, *, now: datetime) -> None:
     hand.status = Hand.Status.OVER
     hand.ended_at = now
+    table.ended.add(hand.pk)
     hand.deadline = None
     hand.deadline_kind = ""
     hand.deadline_seq = None
@@ -239,9 +242,13 @@ HAND_FIELDS = ["last_seq", "last_hash", "status", "ended_at", "deadline", "deadl
 
 
 def save(table: Table, hand: Hand) -> None:
-    """Write the hand row as the command leaves it, and announce its events on commit."""
+    """Write the hand row as the command leaves it, tell the receivers of ``hand_ended`` in the
+    transaction if it ended, and announce its events on commit."""
     hand.save(update_fields=HAND_FIELDS)
     events = table.appended.pop(hand.pk, [])
     partie = table.partie
+    if hand.pk in table.ended:
+        table.ended.discard(hand.pk)
+        signals.hand_ended.send(sender=Hand, partie=partie, hand=hand)
     transaction.on_commit(lambda: signals.hand_changed.send_robust(
         sender=Hand, partie=partie, hand=hand, events=events))
