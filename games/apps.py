@@ -20,7 +20,6 @@ class GamesConfig(AppConfig):
     def ready(self) -> None:
         from games import live, signals
 
-        signals.hand_changed.connect(live.on_hand_changed, dispatch_uid="games.live.hand")
-        signals.partie_closed.connect(live.on_partie_closed, dispatch_uid="games.live.partie")
+        signals.committed.connect(live.on_committed, dispatch_uid="games.live.commit")
         post_migrate.connect(_publish_signing_key, sender=self,
                              dispatch_uid="games.signing.publish")

@@ -2,10 +2,12 @@
 
 ``ws/parties/<id>/``: the partie's public frames, for who may see the partie (its club's members,
 or a casual table's players, and staff: games/permissions.py). ``ws/parties/<id>/seats/<n>/``:
-seat n's frames, holding its cards, for the person in that seat only. A refusal is sent after the
-handshake, as a close code a page can read (the 4000s mirror the HTTP status): 4400 a malformed
-``hand`` or ``after``, 4401 not signed in, 4403 not this seat's player or not one who may see
-the partie, 4404 no such partie or seat.
+seat n's frames, holding its cards, for the person in that seat only. Both join the partie's one
+group; each connection builds its own viewer's frames from a commit's message (``live.Follower``),
+so who may see what is decided here, at the handshake, and in the redaction. A refusal is sent
+after the handshake, as a close code a page can read (the 4000s mirror the HTTP status): 4400 a
+malformed ``hand`` or ``after``, 4401 not signed in, 4403 not this seat's player or not one who
+may see the partie, 4404 no such partie or seat.
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ class PartieConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         kwargs = self.scope["url_route"]["kwargs"]
         self.partie_id, self.seat = kwargs["partie_id"], kwargs.get("seat")
         self.group = None
+        self.follower: live.Follower | None = None
         query = {k: v[-1] for k, v in parse_qs(self.scope["query_string"].decode()).items()}
         since = _since(query)
         refusal = (BAD_REQUEST if since is None else
@@ -65,7 +68,7 @@ class PartieConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             return
         assert since is not None
         # Joined before the catch-up is read, so that nothing committed in between is missed.
-        self.group = live.group_of(self.partie_id, self.seat)
+        self.group = live.group_of(self.partie_id)
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self._catch_up(*since)
 
@@ -83,11 +86,36 @@ class PartieConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         await self._catch_up(*since)
 
     async def _catch_up(self, hand_id: uuid.UUID | None, after: int | None) -> None:
-        frames = await database_sync_to_async(live.catch_up)(
+        frames, self.follower = await database_sync_to_async(live.catch_up)(
             partie_id=self.partie_id, seat=self.seat, hand_id=hand_id, after=after)
         for frame in frames:
             await self.send_json(frame)
 
-    async def live_frames(self, message: dict[str, Any]) -> None:
-        for frame in message["frames"]:
+    async def live_commit(self, message: dict[str, Any]) -> None:
+        """A commit's message: this viewer's frames of each hand it changed, built from the
+        hand this connection follows. A hand the commit began is read from the store from its
+        start, and a missed seq from where this connection stopped, with the rest of the
+        message (the store holds it: the message is sent once the commit is done)."""
+        frames: list[dict[str, Any]] = []
+        since: tuple[uuid.UUID | None, int | None] | None = None
+        for changed in message["hands"]:
+            head, events, follower = changed["head"], changed["events"], self.follower
+            if follower is not None and follower.hand == head["hand"]:
+                try:
+                    frames += follower.frames(head=head, events=events,
+                                              receipts=changed["receipts"], seat=self.seat)
+                    continue
+                except live.Gap:
+                    since = (uuid.UUID(follower.hand), follower.seq)
+            elif events and events[0]["seq"] == 1:
+                since = (uuid.UUID(head["hand"]), 0)
+            else:
+                since = ((uuid.UUID(follower.hand), follower.seq) if follower is not None
+                         else (None, None))
+            break
+        for frame in frames:
             await self.send_json(frame)
+        if since is not None:
+            await self._catch_up(*since)
+        elif message["partie_status"] is not None:
+            await self.send_json(live.partie_frame(message["partie"], message["partie_status"]))

@@ -68,36 +68,67 @@ def next_hand_of(hand: Hand) -> dict[str, Any] | None:
     return None if found is None else store.hand_ref(found["id"], found["number"])
 
 
-def view_of(*, hand: Hand, loaded: store.Loaded, seat: int | None,
-            next_hand: dict[str, Any] | None = None,
-            receipt: dict[str, Any] | None = None) -> dict[str, Any]:
-    """``hand_view`` from a state already at hand (a move's answer: the command's own).
-    ``next_hand``: the partie's next hand once this one is over and it is dealt; ``receipt``:
-    the receipt of ``hand.last_seq`` when the caller signed it already (one for every
-    audience of a live frame)."""
+def head_of(hand: Hand, *, next_hand: dict[str, Any] | None = None,
+            last_hash: str | None = None) -> dict[str, Any]:
+    """What a view shows of the hand row itself: its id, number, status and deadline, its
+    commitment, and once it is over its seed, its digest and the partie's next hand."""
     over = hand.status == Hand.Status.OVER
-    view = loaded.game.view(loaded.state, seat)
-    legal = loaded.game.legal_moves(loaded.state).get(seat, []) if seat is not None else []
     return {
         "format": hand.record_format,
-        "receipt": receipt or receipt_of(hand, hand.last_seq, loaded.last_hash),
-        "digest": loaded.last_hash if over else None,
         "hand": str(hand.id),
         "partie": str(hand.partie_id),
         "game": hand.partie.game,
         "number": hand.number,
         "status": hand.status,
         "seq": hand.last_seq,
-        "your_seat": seat,
-        "to_act": view.get("to_act", []),
-        "legal_moves": [m.to_dict() for m in legal] if not over else [],
         "deadline": hand.deadline,
         "deadline_kind": hand.deadline_kind or None,
         "commitment": hand.commitment,
+        "digest": (last_hash or hand.last_hash) if over else None,
         "seed": hand.secret.seed if over else None,
         "next_hand": next_hand if over else None,
+    }
+
+
+def view_from(*, head: dict[str, Any], game: Any, state: Any, seat: int | None,
+              receipt: dict[str, Any] | None) -> dict[str, Any]:
+    """A viewer's view of a hand from its head (``head_of``) and its state: what the API
+    answers and a live frame holds. Reads nothing: a live process builds each viewer's frame
+    with it from the events a command sent."""
+    over = head["status"] == Hand.Status.OVER
+    view = game.view(state, seat)
+    legal = game.legal_moves(state).get(seat, []) if seat is not None and not over else []
+    return {
+        "format": head["format"],
+        "receipt": receipt,
+        "digest": head["digest"],
+        "hand": head["hand"],
+        "partie": head["partie"],
+        "game": head["game"],
+        "number": head["number"],
+        "status": head["status"],
+        "seq": head["seq"],
+        "your_seat": seat,
+        "to_act": view.get("to_act", []),
+        "legal_moves": [m.to_dict() for m in legal],
+        "deadline": head["deadline"],
+        "deadline_kind": head["deadline_kind"],
+        "commitment": head["commitment"],
+        "seed": head["seed"],
+        "next_hand": head["next_hand"],
         "view": view,
     }
+
+
+def view_of(*, hand: Hand, loaded: store.Loaded, seat: int | None,
+            next_hand: dict[str, Any] | None = None,
+            receipt: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``hand_view`` from a state already at hand (a move's answer: the command's own).
+    ``next_hand``: the partie's next hand once this one is over and it is dealt; ``receipt``:
+    the receipt of ``hand.last_seq`` when the caller signed it already."""
+    return view_from(head=head_of(hand, next_hand=next_hand, last_hash=loaded.last_hash),
+                     game=loaded.game, state=loaded.state, seat=seat,
+                     receipt=receipt or receipt_of(hand, hand.last_seq, loaded.last_hash))
 
 
 #: The receipt of what the service shows of a hand at a seq (version 3; else ``None``).

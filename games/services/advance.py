@@ -36,6 +36,46 @@ MAX_STEPS = 10_000
 
 
 @dataclass
+class Outbox:
+    """What a command announces once it commits, in one message: the hands it changed, each
+    with the events it appended to it, in order, and whether it closed the partie."""
+
+    partie: Partie
+    changed: dict[Any, tuple[Hand, list[dict[str, Any]]]] = field(default_factory=dict)
+    closed: bool = False
+    queued: bool = False
+
+    def add(self, hand: Hand, events: list[dict[str, Any]]) -> None:
+        if hand.pk in self.changed:
+            self.changed[hand.pk][1].extend(events)
+        else:
+            self.changed[hand.pk] = (hand, list(events))
+        self._queue()
+
+    def close(self) -> None:
+        self.closed = True
+        self._queue()
+
+    def _queue(self) -> None:
+        if self.queued:
+            return
+        self.queued = True
+        transaction.on_commit(lambda: signals.committed.send_robust(
+            sender=Partie, partie=self.partie, changed=list(self.changed.values()),
+            closed=self.closed))
+
+    def mark(self) -> tuple[int, bool, bool]:
+        return len(self.changed), self.closed, self.queued
+
+    def undo(self, mark: tuple[int, bool, bool]) -> None:
+        """Forget what was added since ``mark``: its savepoint rolled back (and with it an
+        ``on_commit`` queued inside)."""
+        n, self.closed, self.queued = mark
+        for key in list(self.changed)[n:]:
+            del self.changed[key]
+
+
+@dataclass
 class Table:
     """What a command needs to know of a partie while it plays its hands: the partie, its
     seats with their players, and the ledger accounts its payments move."""
@@ -50,8 +90,12 @@ class Table:
     appended: dict[Any, list[dict[str, Any]]] = field(default_factory=dict)
     #: The hands the command ended, announced when their rows are written.
     ended: set[Any] = field(default_factory=set)
+    #: What the command announces once it commits (shared by the tables of one command).
+    outbox: Outbox | None = None
 
     def __post_init__(self) -> None:
+        if self.outbox is None:
+            self.outbox = Outbox(self.partie)
         self.accounts = chips.Accounts(self.partie, self.seats)
         self.bots = {s.number: s.bot for s in self.seats if s.bot}
         self.away = {s.number for s in self.seats if s.away}
@@ -80,7 +124,7 @@ def bot_move(
     rng = random.Random(f"{hand.commitment}:{hand.last_seq}:{seat}")
     bot = make_bot(table.bots[seat], rng)
     legal = loaded.game.legal_moves(loaded.state).get(seat, [])
-    events = store.events(hand) if bot.needs_history else ()
+    events = list(loaded.stream) if bot.needs_history else ()
     return bot.choose(loaded.game, loaded.state, seat, legal, required, events)
 
 
@@ -105,7 +149,8 @@ def append_events(table: Table, hand: Hand, loaded: store.Loaded, produced: Any,
     state = loaded.state
     for event in produced:
         state = loaded.game.apply(state, event)
-    return store.Loaded(game=loaded.game, state=state, last_hash=hand.last_hash)
+    return store.Loaded(game=loaded.game, state=state, last_hash=hand.last_hash,
+                        stream=(*loaded.stream, *sealed))
 
 
 def wait_for_shares(hand: Hand, until: datetime) -> None:
@@ -243,12 +288,11 @@ HAND_FIELDS = ["last_seq", "last_hash", "status", "ended_at", "deadline", "deadl
 
 def save(table: Table, hand: Hand) -> None:
     """Write the hand row as the command leaves it, tell the receivers of ``hand_ended`` in the
-    transaction if it ended, and announce its events on commit."""
+    transaction if it ended, and put its events in the command's outbox."""
     hand.save(update_fields=HAND_FIELDS)
     events = table.appended.pop(hand.pk, [])
-    partie = table.partie
     if hand.pk in table.ended:
         table.ended.discard(hand.pk)
-        signals.hand_ended.send(sender=Hand, partie=partie, hand=hand)
-    transaction.on_commit(lambda: signals.hand_changed.send_robust(
-        sender=Hand, partie=partie, hand=hand, events=events))
+        signals.hand_ended.send(sender=Hand, partie=table.partie, hand=hand)
+    assert table.outbox is not None
+    table.outbox.add(hand, events)

@@ -140,7 +140,7 @@ def share_send(*, hand_id: uuid.UUID, user: AbstractBaseUser, share: str,
         loaded = store.load(hand, len(table.seats))
         state = loaded.state
         if not is_shuffling(state):
-            if store.shared(hand) and _sent(hand, seat):
+            if store.shared(hand) and _sent(loaded, seat):
                 raise ShareAlreadySent(_("your share for this hand is already in"))
             raise AlreadyDealt(_("this hand is already dealt: a share can no longer count"))
         if seat in state.sent:
@@ -159,8 +159,8 @@ def share_send(*, hand_id: uuid.UUID, user: AbstractBaseUser, share: str,
                 "receipt": signing.hand_receipt(hand, hand.last_seq, hand.last_hash)}
 
 
-def _sent(hand: Hand, seat: int) -> bool:
-    return any(e["type"] == "share" and e["seat"] == seat for e in store.events(hand))
+def _sent(loaded: store.Loaded, seat: int) -> bool:
+    return any(e["type"] == "share" and e["seat"] == seat for e in loaded.stream)
 
 
 def deal_at_once(table: Table, last: Hand, at: datetime) -> Hand | None:
@@ -173,11 +173,14 @@ def deal_at_once(table: Table, last: Hand, at: datetime) -> Hand | None:
     if last.status != Hand.Status.OVER or table.partie.pause_between_hands:
         return None
     first = None
+    assert table.outbox is not None
     for _attempt in range(CHAINED_DEALS):
+        mark = table.outbox.mark()
         try:
             with transaction.atomic():
                 dealt = deal_after(table=table, last=last, at=at)
         except Exception:
+            table.outbox.undo(mark)
             logger.exception("dealing the next hand of partie %s failed; left to the timer",
                              table.partie.pk)
             break

@@ -10,7 +10,6 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils.translation import gettext as _
 
-from games import signals
 from games.engine.bots import LEVELS
 from games.engine.deal import commitment, new_seed
 from games.engine.registry import get_game
@@ -19,7 +18,7 @@ from games.errors import GameError, InvalidPartie, PartieOver
 from games.models import Hand, HandSeed, Partie, Seat, default_share_window
 
 from . import chips, store
-from .advance import Table, append_events, deal_hand, save, table_for, wait_for_shares
+from .advance import Outbox, Table, append_events, deal_hand, save, table_for, wait_for_shares
 
 #: The HAND_RECORD.md version of every hand dealt now (hands in play finish in their own).
 RECORD_FORMAT = 3
@@ -220,10 +219,8 @@ def deal_after(*, table: Table, last: Hand, at: datetime) -> Hand | None:
     partie = Partie.objects.select_for_update().get(pk=table.partie.pk)
     if not _next_hand_due(partie, at):
         return None
-    dealer = Table(partie=partie, seats=table.seats)
-    hand = _deal(dealer, last, at)
-    table.appended.update(dealer.appended)
-    return hand
+    dealer = Table(partie=partie, seats=table.seats, outbox=table.outbox)
+    return _deal(dealer, last, at)
 
 
 def partie_stop_dealing(*, partie_id: Any, until: datetime, at: datetime) -> None:
@@ -258,7 +255,7 @@ def _deal(table: Table, last: Hand | None, at: datetime) -> Hand | None:
     balances = table.accounts.balances()
     chips_now = {s: balances[str(s)] for s in table.accounts.seats}
     if _end_reason(partie, last, chips_now, at):
-        partie_close(partie=partie, at=at)
+        partie_close(partie=partie, at=at, outbox=table.outbox)
         return None
     # Version 3 (HAND_RECORD.md): the service commits to its seed, the seated people add their
     # shares, and the deck is shuffled under a key that mixes them in at the deal, keyed by the
@@ -294,8 +291,9 @@ def _deal(table: Table, last: Hand | None, at: datetime) -> Hand | None:
     return hand
 
 
-def partie_close(*, partie: Partie, at: datetime) -> None:
-    """End the partie; in Ma commère the pot a void last round left is shared (RULES.md §1)."""
+def partie_close(*, partie: Partie, at: datetime, outbox: Outbox | None = None) -> None:
+    """End the partie; in Ma commère the pot a void last round left is shared (RULES.md §1).
+    ``outbox``: the one of the command that closes it, if it dealt or played in it."""
     with transaction.atomic():
         partie = Partie.objects.select_for_update().get(pk=partie.pk)
         if partie.status == Partie.Status.OVER:
@@ -311,5 +309,4 @@ def partie_close(*, partie: Partie, at: datetime) -> None:
         partie.ended_at = at
         partie.next_hand_at = None
         partie.save(update_fields=["status", "ended_at", "next_hand_at"])
-        transaction.on_commit(lambda: signals.partie_closed.send_robust(sender=Partie,
-                                                                        partie=partie))
+        (outbox or Outbox(partie)).close()

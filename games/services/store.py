@@ -32,11 +32,13 @@ COMMAND_REUSED = "this command_id was already used for another move"
 
 @dataclass(frozen=True)
 class Loaded:
-    """A hand's state at ``hand.last_seq`` and the hash the next event chains to."""
+    """A hand's state at ``hand.last_seq``, the hash the next event chains to, and the events
+    it was replayed from (record form), read once per command."""
 
     game: Game
     state: Any
     last_hash: str
+    stream: tuple[dict[str, Any], ...] = ()
 
 
 def record_event(row: HandEvent) -> dict[str, Any]:
@@ -104,8 +106,10 @@ def load(hand: Hand, n_seats: int | None = None) -> Loaded:
     """The hand's state at ``last_seq``: every stored event replayed through its engine."""
     game = engine_of(hand)
     deck = () if shared(hand) else hand_deck(hand, n_seats)
-    state = game.replay(deck, [Event.from_dict(e) for e in events(hand)])
-    return Loaded(game=game, state=state, last_hash=hand.last_hash or hand.commitment)
+    stream = events(hand)
+    state = game.replay(deck, [Event.from_dict(e) for e in stream])
+    return Loaded(game=game, state=state, last_hash=hand.last_hash or hand.commitment,
+                  stream=tuple(stream))
 
 
 def append(

@@ -279,7 +279,7 @@ def test_no_card_nor_seed_in_any_answer_or_live_frame_before_the_deal(
         api_as(staff).get(f"/api/hands/{hand.pk}/events").json(),
     ]
     hand.refresh_from_db()
-    frames = hand_frames(hand, [0, 1, 2], [None, 0, 1, 2], after=0)
+    frames = {a: hand_frames(hand, 3, a, after=0)[0] for a in [None, 0, 1, 2]}
     for shown in [*answers, *frames.values()]:
         text = json.dumps(shown)
         assert _cards_in(shown) == set(), shown
