@@ -22,7 +22,7 @@ from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
 from games.engine.registry import get_game
-from games.models import Game, Hand
+from games.models import Game, Hand, Seat
 from games.selectors import hand_record, invitations_pending, seat_of
 from games.services import casual_max_buy_in
 from tournaments.arbitration import may_rule, window_end
@@ -113,12 +113,24 @@ def table_page(request: HttpRequest, hand_id: str) -> HttpResponse:
                    "bot": bool(s.bot),
                    "level": s.bot, "away": s.away}
                   for s in partie.seats.select_related("player").order_by("number")],
+        "comet_order": _comet_order(partie, seat),
+        "comet_window": partie.comet_window.total_seconds(),
         "urls": {"table": reverse("table-page", args=[UUID_ZERO]),
                  "audit": reverse("audit-page", args=[hand.pk]), "lobby": reverse("lobby")},
         "partie": str(partie.pk),
     }
     return render(request, "frontend/table.html", {
         "hand": hand, "partie": partie, "table": table, "words": table_words()})
+
+
+def _comet_order(partie: Any, seat: int | None) -> dict[str, Any] | None:
+    """A seated Comet player's standing order and the orders he may choose, in words."""
+    if seat is None or partie.game != "comet":
+        return None
+    mine = partie.seats.get(number=seat)
+    return {"order": mine.comet_order,
+            "choices": [{"value": v, "label": str(label)} for v, label in
+                        Seat.CometOrder.choices]}
 
 
 @login_required

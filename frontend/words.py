@@ -163,6 +163,25 @@ def table_words() -> dict[str, Any]:
         },
         "refused": _("Refused: {detail}"),
         "reload": _("Somebody played first: the table has been brought up to date."),
+        "pending": _("Your choice ({move}) is kept: it is played when the Comet's chance ends, "
+                     "at {time}."),
+        "orders": {
+            "saved": _("Order saved."),
+            "none": _("You do not hold the Comet in this hand: your order waits for a hand "
+                      "in which you do."),
+            "blocked": _("You hold the Comet: it will be played at the next blocked run of "
+                         "{suits}, the suits you hold cards of; otherwise you keep it."),
+            "blocked_none": _("You hold the Comet, and no card of a suit it could help you "
+                              "with: you keep it."),
+            "out": _("You hold the Comet: it will be played when it is your last card "
+                     "({n} other card(s) to go)."),
+            "out_now": _("You hold the Comet, your last card: it will be played at the next "
+                         "chance, and you go out."),
+            "first": _("You hold the Comet: it will be played at the next chance."),
+            "never": _("You hold the Comet: you keep it to the end (it counts as one card)."),
+            "ask": _("You hold the Comet: at each chance you have {n} s to click "
+                     "“play the Comet”; otherwise you keep it."),
+        },
     }
 
 

@@ -111,6 +111,23 @@ class Seat(models.Model):
         help_text=_("The player left the table: his decisions are played by the "
                     "time-out rule at once, until he comes back or moves"))
 
+    class CometOrder(models.TextChoices):
+        BLOCKED = "blocked", _("play it when a run I hold a card of is blocked")
+        OUT = "out", _("play it when it is my last card")
+        FIRST = "first", _("play it at the first chance, for the payment")
+        NEVER = "never", _("never play it")
+        ASK = "ask", _("ask me each time")
+
+    comet_order = models.CharField(
+        verbose_name=_("Comet order"), max_length=8, choices=CometOrder.choices,
+        default=CometOrder.BLOCKED,
+        help_text=_("Comet: when the service plays the Comet for this seat's player, at the "
+                    "end of each chance the rules give him"))
+    pending = models.JSONField(
+        verbose_name=_("move waiting for the Comet's chance"), null=True, blank=True,
+        help_text=_("A move chosen during a Comet chance, played when the chance ends: "
+                    "{hand, seq, move}"))
+
     class Meta:
         verbose_name = _("seat")
         verbose_name_plural = _("seats")

@@ -111,7 +111,7 @@ class PartieCreateSerializer(serializers.Serializer):
                   "club's limit, ACADEMIE_CASUAL_MAX_BUY_IN)")
     move_timeout = serializers.FloatField(min_value=0.1, max_value=3600, default=30)
     forced_move_delay = serializers.FloatField(min_value=0, max_value=60, default=1)
-    comet_window = serializers.FloatField(min_value=0, max_value=60, default=2)
+    comet_window = serializers.FloatField(min_value=0, max_value=15, default=2)
     pause_between_hands = serializers.FloatField(min_value=0, max_value=3600, default=5)
     share_window = serializers.FloatField(
         min_value=0, max_value=30, required=False, default=None, allow_null=True,
@@ -166,6 +166,16 @@ class InvitationAnswerSerializer(serializers.Serializer):
 class AwaySerializer(serializers.Serializer):
     away = serializers.BooleanField(help_text="true: you leave the table, and the time-out "
                                               "rule plays your decisions at once; false: back")
+
+
+class CometOrderSerializer(serializers.Serializer):
+    partie = serializers.UUIDField(read_only=True)
+    order = serializers.ChoiceField(
+        choices=Seat.CometOrder.choices,
+        help_text="blocked: when a run you hold a card of is blocked; out: when it is your last "
+                  "card; first: at the first chance; never; ask: your click, within the "
+                  "table's Comet window")
+    window = serializers.FloatField(read_only=True, help_text="the table's Comet window, s")
 
 
 class AwayAnswerSerializer(serializers.Serializer):

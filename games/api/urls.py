@@ -9,6 +9,8 @@ urlpatterns = [
          name="partie-answer"),
     path("parties/<uuid:partie_id>/close", views.PartieCloseView.as_view(), name="partie-close"),
     path("parties/<uuid:partie_id>/away", views.PartieAwayView.as_view(), name="partie-away"),
+    path("parties/<uuid:partie_id>/comet-order", views.PartieCometOrderView.as_view(),
+         name="partie-comet-order"),
     path("keys", views.SigningKeysView.as_view(), name="signing-keys"),
     path("invitations/", views.InvitationListView.as_view(), name="invitation-list"),
     path("hands/<uuid:hand_id>/", views.HandDetailView.as_view(), name="hand-detail"),

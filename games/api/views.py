@@ -126,6 +126,30 @@ class PartieAwayView(APIView):
         return Response({"partie": str(partie.pk), "away": away})
 
 
+class PartieCometOrderView(APIView):
+    """The Comet holder's standing order (RULES.md §2): set at any time by the seated player,
+    read by him alone (it says nothing of who holds the Comet, but it is his own)."""
+
+    @extend_schema(responses=s.CometOrderSerializer)
+    def get(self, request: Request, partie_id: str) -> Response:
+        partie = get_object_or_404(Partie, pk=partie_id)
+        _viewable(request, partie)
+        order = services.seat_comet_order(partie_id=partie.pk, user=request.user)
+        return Response({"partie": str(partie.pk), "order": order,
+                         "window": partie.comet_window.total_seconds()})
+
+    @extend_schema(request=s.CometOrderSerializer, responses=s.CometOrderSerializer)
+    def post(self, request: Request, partie_id: str) -> Response:
+        partie = get_object_or_404(Partie, pk=partie_id)
+        _viewable(request, partie)
+        data = s.CometOrderSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        order = services.seat_comet_order(partie_id=partie.pk, user=request.user,
+                                          order=data.validated_data["order"])
+        return Response({"partie": str(partie.pk), "order": order,
+                         "window": partie.comet_window.total_seconds()})
+
+
 class InvitationListView(ListAPIView[Any]):
     """The casual tables waiting for the requester's answer, newest first."""
 
@@ -169,7 +193,9 @@ class HandMovesView(APIView):
                      else played.response.get("next_hand"))
         view = selectors.view_of(hand=played.hand, loaded=played.loaded, seat=played.seat,
                                  next_hand=following)
-        return Response({**view, "command": played.response}, status=status.HTTP_201_CREATED)
+        # 202: chosen during a Comet chance, played when the chance ends.
+        code = status.HTTP_202_ACCEPTED if played.pending else status.HTTP_201_CREATED
+        return Response({**view, "command": played.response}, status=code)
 
 
 class HandShareView(APIView):

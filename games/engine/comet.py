@@ -584,6 +584,42 @@ def comet_window_open(state: CometState) -> bool:
     return state.phase in (RUN, BLOCKED) and state.comet_holder >= 0
 
 
+#: A Comet holder's standing orders (RULES.md §2, house rule): when the service plays the
+#: Comet for him at a chance the rules give him. ``ask``: never without his click.
+COMET_ORDERS = ("blocked", "out", "first", "never", "ask")
+
+
+def comet_holder(state: CometState) -> int:
+    """The seat holding the Comet, or -1 once it is played. Hidden: for the service only."""
+    return state.comet_holder
+
+
+def comet_order_plays(state: CometState, seat: int, order: str) -> bool:
+    """Whether ``order`` plays the Comet for ``seat`` now, at a chance the rules give him:
+
+    - ``blocked``: a run is blocked (not by a king) whose suit he holds a card of, so that
+      the run he needs goes on;
+    - ``out``: the Comet is his last card, so that playing it takes him out;
+    - ``first``: at the first chance, for the payment;
+    - ``never`` and ``ask``: not by itself.
+    """
+    if order not in COMET_ORDERS:
+        raise ValueError(f"unknown Comet order {order!r}")
+    if state.comet_holder != seat or not comet_window_open(state):
+        return False
+    hand = state.hands[seat]
+    if order == "first":
+        return True
+    if order == "out":
+        return hand == _COMET_BIT
+    if order == "blocked":
+        if state.phase != BLOCKED:
+            return False
+        suit = state.need // 13
+        return bool(hand & ~_COMET_BIT & _SUIT_MASK[suit])
+    return False
+
+
 def _net(state: CometState) -> dict[str, int]:
     assert state.setup is not None
     before = state.setup.chips_before

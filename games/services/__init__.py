@@ -3,7 +3,8 @@
 ``partie_start``, ``hand_deal``, ``partie_tick`` (deal the next hand once its pause has passed),
 ``move_play``, ``share_send`` (a seated person's share of the deal's randomness),
 ``deadline_fire`` (the time-out, forced or delayed bot move of a pending
-decision), ``seat_away`` (a player leaves the table or comes back), ``partie_stop_dealing``
+decision, or the end of a Comet chance), ``seat_away`` (a player leaves the table or comes
+back), ``seat_comet_order`` (the Comet holder's standing order), ``partie_stop_dealing``
 (a closing time brought forward) and ``partie_close``;
 the casual tables' ``casual_table_create``, ``invitation_answer`` and ``casual_table_close``;
 ``seat_wallet`` (the account a seat plays from); ``CASUAL`` and ``casual_max_buy_in`` (the
@@ -19,7 +20,14 @@ from .invitations import (
     casual_table_create,
     invitation_answer,
 )
-from .moves import MovePlayed, deadline_fire, move_play, seat_away, share_send
+from .moves import (
+    MovePlayed,
+    deadline_fire,
+    move_play,
+    seat_away,
+    seat_comet_order,
+    share_send,
+)
 from .parties import (
     BOT_LEVELS,
     BOT_NAMES,
@@ -40,6 +48,7 @@ __all__ = [
     "casual_table_create",
     "invitation_answer", "MAX_BUY_IN", "MAX_HANDS", "OPTION_MAX", "MovePlayed",
     "deadline_fire", "hand_deal", "move_play", "partie_close", "partie_start",
-    "partie_stop_dealing", "partie_tick", "seat_away", "share_send", "seat_wallet", "CASUAL",
+    "partie_stop_dealing", "partie_tick", "seat_away", "seat_comet_order", "share_send",
+    "seat_wallet", "CASUAL",
     "casual_max_buy_in",
 ]

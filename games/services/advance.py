@@ -178,6 +178,12 @@ def advance(table: Table, hand: Hand, loaded: store.Loaded, *, now: datetime) ->
             return loaded
         legal = game.legal_moves(loaded.state)
         awaited = game.to_act(loaded.state)
+        if _comet_window(table, game, loaded.state):
+            # Every chance waits the same, and whoever holds the Comet (a person, by his
+            # click or his standing order, or a bot) decides at its end (``_comet_chance``).
+            delay = max(partie.comet_window, partie.forced_move_delay)
+            _set_deadline(hand, now + delay, KIND_COMET)
+            return loaded
         moved = False
         # Priority: a seat that only *may* act (the Comet holder) has its chance first.
         for seat in legal:
@@ -191,10 +197,7 @@ def advance(table: Table, hand: Hand, loaded: store.Loaded, *, now: datetime) ->
             continue
         seat = awaited[0]
         only_move = len(legal[seat]) == 1
-        if _comet_window(table, game, loaded.state):
-            delay = max(partie.comet_window, partie.forced_move_delay)
-            _set_deadline(hand, now + delay, KIND_COMET)
-        elif _decides(bots, seat):
+        if _decides(bots, seat):
             move = bot_move(table, hand, loaded, seat, required=True)
             assert move is not None
             by = BY_FORCED if only_move else BY_PLAYER
@@ -223,6 +226,8 @@ def fire(table: Table, hand: Hand, loaded: store.Loaded, *, now: datetime) -> st
     deal the hand that waited for the shares."""
     if is_shuffling(loaded.state):
         return deal_hand(table, hand, loaded, now=now)
+    if hand.deadline_kind == KIND_COMET:
+        return _comet_chance(table, hand, loaded, now=now)
     game = loaded.game
     seat = game.to_act(loaded.state)[0]
     legal = game.legal_moves(loaded.state)[seat]
@@ -236,6 +241,57 @@ def fire(table: Table, hand: Hand, loaded: store.Loaded, *, now: datetime) -> st
         move, by = game.default_move(loaded.state, seat), BY_TIMEOUT
     loaded = apply_move(table, hand, loaded, seat, move, by, now=now)
     return advance(table, hand, loaded, now=now)
+
+
+def pending_move(table: Table, hand: Hand, seat: int) -> Move | None:
+    """The move ``seat``'s player chose during the Comet chance the hand is at, if any."""
+    found = next((s.pending for s in table.seats if s.number == seat), None)
+    if not found or found.get("hand") != str(hand.pk) or found.get("seq") != hand.last_seq:
+        return None
+    move = found["move"]
+    return Move(type=move["type"], card=move.get("card"), suit=move.get("suit"))
+
+
+def _comet_chance(table: Table, hand: Hand, loaded: store.Loaded, *,
+                  now: datetime) -> store.Loaded:
+    """The end of a Comet chance (RULES.md §2, standing orders): the holder's choice first,
+    made by his click during the chance, by his standing order, or by the bot he is; then,
+    if he did not play the Comet, the awaited seat's move. Whoever holds the Comet, the
+    chance has lasted the same, so that no timing tells where it is."""
+    game, state = loaded.game, loaded.state
+    legal = game.legal_moves(state)
+    awaited = game.to_act(state)[0]
+    holder = game.comet_holder(state)
+    seats = {s.number: s for s in table.seats}
+    move: Move | None = None
+    if holder in table.bots and _decides(table.bots, holder):
+        move = bot_move(table, hand, loaded, holder, required=holder == awaited)
+    elif holder >= 0 and holder not in table.bots and holder not in table.away:
+        order = seats[holder].comet_order
+        move = pending_move(table, hand, holder)
+        if move is None and game.comet_order_plays(state, holder, order):
+            move = COMET_MOVE
+        elif move is None and holder == awaited and order != "ask":
+            move = game.default_move(state, holder)  # his order keeps the Comet
+    if move is not None and move in legal.get(holder, []):
+        loaded = apply_move(table, hand, loaded, holder, move, BY_PLAYER, now=now)
+        return advance(table, hand, loaded, now=now)
+    if awaited == holder and awaited not in table.bots:
+        # "Ask me" with no click, or a player away: the time-out rule.
+        move, by = game.default_move(state, awaited), BY_TIMEOUT
+    elif _decides(table.bots, awaited):
+        move = bot_move(table, hand, loaded, awaited, required=True)
+        assert move is not None
+        by = BY_FORCED if len(legal[awaited]) == 1 else BY_PLAYER
+    elif len(legal[awaited]) == 1:
+        move, by = legal[awaited][0], BY_FORCED
+    else:
+        move, by = game.default_move(state, awaited), BY_TIMEOUT
+    loaded = apply_move(table, hand, loaded, awaited, move, by, now=now)
+    return advance(table, hand, loaded, now=now)
+
+
+COMET_MOVE = Move("comet")
 
 
 def _decides(bots: dict[int, str], seat: int) -> bool:

@@ -66,6 +66,8 @@ class MovePlayed:
     loaded: store.Loaded
     seat: int | None
     retried: bool = False
+    #: Chosen during a Comet chance: played when the chance ends (``response["played_at"]``).
+    pending: bool = False
 
 
 def _locked(hand_id: Any) -> tuple[Hand, Table]:
@@ -98,6 +100,33 @@ def move_play(
             Seat.objects.filter(partie_id=hand.partie_id, number=seat).update(away=False)
             table.away.discard(seat)
         first_new = hand.last_seq + 1
+        if hand.deadline_kind == KIND_COMET and hand.deadline is not None:
+            # A click during a Comet chance is played when the chance ends, as a standing
+            # order is: the chance lasts the same whoever holds the Comet and however he
+            # decides (RULES.md §2).
+            if Command.objects.filter(command_id=command_id).exists():  # a retry
+                response = _answered_before(hand, request, user, command_id)
+                return MovePlayed(response, hand, loaded, seat, retried=True,
+                                  pending="pending" in response)
+            _legal_or_refused(loaded, seat, move, command_id)
+            chosen = {"hand": str(hand.pk), "seq": hand.last_seq, "move": move.to_dict()}
+            Seat.objects.filter(partie_id=hand.partie_id, number=seat).update(pending=chosen)
+            next(s for s in table.seats if s.number == seat).pending = chosen
+            if at < hand.deadline:
+                response = {"hand": str(hand.id), "seq": hand.last_seq,
+                            "applied_from_seq": None, "pending": move.to_dict(),
+                            "played_at": hand.deadline.isoformat(), "next_hand": None}
+                _command(command_id, hand, user, request, response)
+                return MovePlayed(response=response, hand=hand, loaded=loaded, seat=seat,
+                                  pending=True)
+            loaded = fire(table, hand, loaded, now=at)  # the chance is over: play it now
+            save(table, hand)
+            dealt = deal_at_once(table, hand, at)
+            response = {"hand": str(hand.id), "seq": hand.last_seq,
+                        "applied_from_seq": first_new,
+                        "next_hand": store.hand_ref(dealt.pk, dealt.number) if dealt else None}
+            _command(command_id, hand, user, request, response)
+            return MovePlayed(response=response, hand=hand, loaded=loaded, seat=seat)
         try:
             loaded = apply_move(table, hand, loaded, seat, move, BY_PLAYER, actor=user,
                                 command_id=command_id, now=at)
@@ -113,14 +142,30 @@ def move_play(
         dealt = deal_at_once(table, hand, at)
         response = {"hand": str(hand.id), "seq": hand.last_seq, "applied_from_seq": first_new,
                     "next_hand": store.hand_ref(dealt.pk, dealt.number) if dealt else None}
-        try:
-            Command.objects.create(command_id=command_id, hand=hand, user=user,
-                                   request=request, response=response)
-        except IntegrityError:
-            # An id that answered a move elsewhere (a retry of this one never gets here: its
-            # hand has moved past the seq it answered). The whole move rolls back.
-            raise CommandConflict(store.COMMAND_REUSED) from None
+        _command(command_id, hand, user, request, response)
         return MovePlayed(response=response, hand=hand, loaded=loaded, seat=seat)
+
+
+def _command(command_id: uuid.UUID, hand: Hand, user: AbstractBaseUser,
+             request: dict[str, Any], response: dict[str, Any]) -> None:
+    try:
+        Command.objects.create(command_id=command_id, hand=hand, user=user,
+                               request=request, response=response)
+    except IntegrityError:
+        # An id that answered a move elsewhere (a retry of this one never gets here: its
+        # hand has moved past the seq it answered). The whole move rolls back.
+        raise CommandConflict(store.COMMAND_REUSED) from None
+
+
+def _legal_or_refused(loaded: store.Loaded, seat: int, move: Move,
+                      command_id: uuid.UUID) -> None:
+    """The engine's refusal of ``move`` (as ``apply_move`` would give it), or nothing."""
+    try:
+        loaded.game.decide(loaded.state, seat, move, BY_PLAYER)
+    except RuleError as exc:
+        if Command.objects.filter(command_id=command_id).exists():
+            raise CommandConflict(store.COMMAND_REUSED) from None
+        raise IllegalMoveError(exc.message, rule=exc.rule) from None
 
 
 def share_send(*, hand_id: uuid.UUID, user: AbstractBaseUser, share: str,
@@ -263,3 +308,17 @@ def seat_away(*, partie_id: Any, user: AbstractBaseUser, away: bool, at: datetim
                 save(table, hand)
                 deal_at_once(table, hand, at)
     return away
+
+
+def seat_comet_order(*, partie_id: Any, user: AbstractBaseUser, order: str | None = None) -> str:
+    """The seated player's standing order for the Comet (RULES.md §2), set if ``order`` is
+    given. Any seat may hold one: having one says nothing of who holds the Comet."""
+    with transaction.atomic():
+        seat = (Seat.objects.select_for_update()
+                .filter(partie_id=partie_id, player_id=user.pk).first())
+        if seat is None:
+            raise NotSeated(_("you have no seat at this table"))
+        if order is not None and order != seat.comet_order:
+            seat.comet_order = order
+            seat.save(update_fields=["comet_order"])
+        return str(seat.comet_order)

@@ -46,6 +46,7 @@ DEFAULT_HANDS = 10
 MAX_HANDS = 100
 #: The largest amount an option may name, and the number of turns of a Ma commère round: far
 #: beyond any club's, and well inside the columns and the chips in play.
+COMET_WINDOW_MAX = timedelta(seconds=15)
 OPTION_MAX = {"ante": 1_000, "per_card": 1_000, "comet_payment": 1_000, "max_turns": 100}
 MAX_BUY_IN = 1_000_000
 
@@ -132,6 +133,10 @@ def partie_check(*, game: str, people: int, bots: Sequence[str], options: dict[s
     for name, value in timeouts.items():
         if value < timedelta(0):
             raise InvalidPartie(_("%(name)s cannot be negative") % {"name": name})
+    if timeouts.get("comet_window", timedelta(0)) > COMET_WINDOW_MAX:
+        # Long enough for "ask me" to be a decision, short enough for a hand to end.
+        raise InvalidPartie(_("comet_window cannot exceed %(most)s s")
+                            % {"most": int(COMET_WINDOW_MAX.total_seconds())})
     return opts
 
 

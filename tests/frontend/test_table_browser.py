@@ -212,7 +212,10 @@ def _play_out(page: Page, prefer: str = "", keyboard: bool = False,
     while page.evaluate("window.tablePage.current().status") != "over":
         assert time.monotonic() < end, "the hand did not end"
         enabled = page.locator("#hand button:not([disabled]), #actions button")
-        if enabled.count() == 0:
+        # The Comet's button stays while a run needs a card; the person clicks on her turn.
+        mine = page.evaluate("(h => (h.to_act || []).includes(h.your_seat))"
+                             "(window.tablePage.current())")
+        if enabled.count() == 0 or not mine:
             page.wait_for_timeout(100)
             continue
         seq = page.evaluate("window.tablePage.current().seq")
@@ -434,3 +437,42 @@ def test_the_lobby_and_the_table_have_no_serious_accessibility_violation(
     context.close()
 
     assert lobby == [] and table == [], (lobby, table)
+
+
+@pytest.mark.parametrize("live_server_process", ["embedded"], indirect=True)
+def test_a_standing_order_plays_alices_comet_at_a_blocked_run_and_she_is_paid(
+        live_server_process: Any, page: Page, django_user_model: Any, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Comet at a person's pace: alice chooses her order before the hand, clicks only
+    her own turns, and the service plays her Comet when the rules give her the chance."""
+    alice = django_user_model.objects.create_user("alice", password=PASSWORD)
+    seed = _comet_seed()
+    monkeypatch.setattr("games.services.parties.new_seed", lambda: seed)
+    partie = casual_table_create(creator=alice, game="comet", players=[alice],
+                                 bots=["heuristic", "heuristic"], at=timezone.now(),
+                                 move_timeout=timedelta(seconds=30),
+                                 forced_move_delay=timedelta(0),
+                                 comet_window=timedelta(milliseconds=300),
+                                 pause_between_hands=timedelta(minutes=10))
+    hand = Hand.objects.get(partie=partie)
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.context.set_extra_http_headers({"Accept-Language": "en"})
+    errors = _sign_in(page, live_server_process, f"/hands/{hand.pk}/", "alice")
+    wait_for_js(page, "window.tablePage && window.tablePage.current() !== null")
+    page.locator("#orders summary").click()
+    page.get_by_label("play it at the first chance, for the payment").check()
+    wait_for_js(page, "document.getElementById('plan').textContent.includes('next chance')")
+    page.get_by_label("play it when a run I hold a card of is blocked").check()
+    wait_for_js(page, "document.getElementById('plan').textContent.includes('blocked run of')")
+    assert page.locator("#orders-saved").inner_text() == "Order saved."
+    shot(page, tmp_path, "comet-order-en")
+    clicked = _play_out(page)
+    assert "play the Comet" not in clicked  # she never had to decide it herself
+    shot(page, tmp_path, "comet-order-over-en")
+    log = page.locator("#log").inner_text()
+    assert "alice (you) plays the Comet for" in log
+    assert "to alice (you) (the Comet)" in log  # the payment it brought, said
+    events = page.evaluate("fetch('/api/hands/%s/events').then(r => r.json())" % hand.pk)
+    comet = [e for e in events["events"] if e["type"] == "comet"]
+    assert comet and comet[0]["by"] == "player" and comet[0]["seat"] == 0
+    assert errors == []

@@ -14,7 +14,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from games.models import Hand
-from games.services import deadline_fire, partie_start, store
+from games.services import deadline_fire, partie_start, seat_comet_order, store
 from tests.seeding import seed_stream
 
 pytestmark = pytest.mark.django_db
@@ -23,22 +23,25 @@ T0 = datetime(2030, 5, 4, 20, 0, tzinfo=UTC)
 WINDOW = timedelta(seconds=3)
 
 
-def _holder(seed: str, django_user_model: Any, monkeypatch: pytest.MonkeyPatch) -> tuple[int, Hand]:
+def _holder(seed: str, django_user_model: Any, monkeypatch: pytest.MonkeyPatch,
+            order: str = "blocked") -> tuple[int, Hand]:
     monkeypatch.setattr("games.services.parties.new_seed", lambda: seed)
-    alice = django_user_model.objects.create_user(f"alice-{seed[:8]}")
+    alice = django_user_model.objects.create_user(f"alice-{seed[:8]}-{order}")
     partie = partie_start(game="comet", players=[alice], bots=["heuristic"] * 3, buy_in=100,
                           comet_window=WINDOW, forced_move_delay=timedelta(seconds=1),
                           move_timeout=timedelta(seconds=30), at=T0)
+    seat_comet_order(partie_id=partie.pk, user=alice, order=order)
     hand = partie.hands.get()
     return store.load(hand).state.comet_holder, hand
 
 
 def _hands_held_by_the_person_and_by_a_bot(django_user_model: Any,
-                                           monkeypatch: pytest.MonkeyPatch) -> dict[str, Hand]:
+                                           monkeypatch: pytest.MonkeyPatch,
+                                           order: str = "blocked") -> dict[str, Hand]:
     seeds = seed_stream("comet-window")
     found: dict[str, Hand] = {}
     while len(found) < 2:
-        holder, hand = _holder(seeds(), django_user_model, monkeypatch)
+        holder, hand = _holder(seeds(), django_user_model, monkeypatch, order)
         # The hand must still wait for someone, with the Comet in a hand (a bot may play it
         # at once, or the deal may end before anyone waits).
         loaded = store.load(hand)
@@ -63,16 +66,20 @@ def _what_a_spectator_sees(hand: Hand, user: Any) -> list[tuple[Any, ...]]:
         events = spectator.get(f"/api/hands/{hand.id}/events").json()["events"]
         wait = (datetime.fromisoformat(view["deadline"].replace("Z", "+00:00")) - clock)
         seen.append((view["deadline_kind"], wait,
-                     {e["by"] for e in events if e["type"] in ("play", "open")}))
+                     {e["by"] for e in events if e["type"] in ("play", "open", "keep_comet")}
+                     | {e["seat"] for e in events if e["type"] == "keep_comet"}))
         clock += wait
         assert deadline_fire(hand_id=hand.id, seq=hand.last_seq, at=clock)
         hand.refresh_from_db()
     return seen
 
 
+@pytest.mark.parametrize("order", ["blocked", "out", "first", "never", "ask"])
 def test_a_spectator_cannot_tell_a_person_holding_the_comet_from_a_bot(django_user_model,
-                                                                      monkeypatch):
-    hands = _hands_held_by_the_person_and_by_a_bot(django_user_model, monkeypatch)
+                                                                      monkeypatch, order):
+    """Whatever the person's standing order: every chance lasts the window, and the events
+    say neither how a move was made nor who kept the Comet."""
+    hands = _hands_held_by_the_person_and_by_a_bot(django_user_model, monkeypatch, order)
     # Staff see a casual table without sitting at it (games.permissions).
     watcher = django_user_model.objects.create_user("watcher", is_staff=True)
     person = _what_a_spectator_sees(hands["person"], watcher)

@@ -291,14 +291,60 @@
       // name a voice user says is the name the button has.
       return `<button type="button" class="pcb${forced && m ? " forced" : ""}" data-card="${c}"${ok ? "" : " disabled"}><span aria-hidden="true">${cardFace(c)}</span><span class="sr-only">${esc(cardName(c))}</span></button>`;
     }).join("");
-    const buttons = (h.legal_moves || []).filter(m => !m.card);
-    $("actions").innerHTML = myTurn && !forced ? buttons.map((m, i) =>
+    // The Comet may be played whenever a run needs a card, not only on its holder's turn.
+    const buttons = (h.legal_moves || []).filter(m => !m.card && (myTurn || m.type === "comet"));
+    $("actions").innerHTML = !forced && h.status !== "over" ? buttons.map((m, i) =>
       `<button type="button" class="move" data-i="${i}">${esc(moveLabel(m))}</button>`).join("") : "";
     $("hand").querySelectorAll("button[data-card]").forEach(b => {
       b.onclick = () => { const m = byCard[b.dataset.card]; if (m) play(m); };
     });
     $("actions").querySelectorAll("button[data-i]").forEach(b => { b.onclick = () => play(buttons[b.dataset.i]); });
     $("prompt").textContent = promptFor(h, myTurn, forced);
+    if (chosen && chosen.seq !== h.seq) showPending(null);
+    drawPlan(h);
+  }
+
+  // -- The Comet: a choice kept until the chance ends, and the standing orders ----------
+  let chosen = null;  // {seq, move}: a click kept for the end of a Comet chance
+  function showPending(answer, move) {
+    chosen = answer ? {seq: answer.seq, move} : null;
+    $("pending").hidden = !answer;
+    if (!answer) return;
+    const at = answer.command && answer.command.played_at;
+    const label = move.card ? theCard(move.card) : moveLabel(move);
+    $("pending").textContent = fill(W.pending, {move: label, time: at ? clockFormat.format(new Date(at)) : ""});
+  }
+  function drawPlan(h) {
+    const plan = $("plan");
+    if (!plan || !T.comet_order) return;
+    const mine = (h.view && h.view.hand) || [];
+    const O = W.orders;
+    const order = T.comet_order.order;
+    if (h.status === "over" || !mine.includes(COMET)) {
+      plan.textContent = h.status === "over" ? "" : O.none;
+      return;
+    }
+    const others = mine.filter(c => c !== COMET);
+    if (order === "blocked") {
+      const suits = [...new Set(others.map(c => c[1]))].map(x => W.suit[x]);
+      plan.textContent = suits.length ? fill(O.blocked, {suits: suits.join(", ")}) : O.blocked_none;
+    } else if (order === "out") {
+      plan.textContent = others.length ? fill(O.out, {n: others.length}) : O.out_now;
+    } else if (order === "ask") {
+      plan.textContent = fill(O.ask, {n: T.comet_window});
+    } else {
+      plan.textContent = O[order] || "";
+    }
+  }
+  if ($("orders")) {
+    $("orders").querySelectorAll("input[name=comet-order]").forEach(input => {
+      input.onchange = async () => {
+        const r = await api(`/api/parties/${T.partie}/comet-order`, {method: "POST", body: JSON.stringify({order: input.value})});
+        $("orders-saved").textContent = r.status === 200 ? W.orders.saved : fill(W.refused, {detail: r.body.detail || r.status});
+        if (r.status === 200) T.comet_order.order = r.body.order;
+        if (current) drawPlan(current);
+      };
+    });
   }
   function promptFor(h, myTurn, forced) {
     const v = h.view;
@@ -335,7 +381,10 @@
     try {
       r = await api(`/api/hands/${T.hand}/moves`, {method: "POST", body: JSON.stringify({command_id: crypto.randomUUID(), seq: current.seq, move})});
     } finally { sending = false; }
-    if (r.status === 201) {
+    if (r.status === 202) {  // kept: played when the Comet's chance ends
+      $("error").textContent = "";
+      showPending(r.body, move);
+    } else if (r.status === 201) {
       $("error").textContent = "";
       if (!$("away").hidden) showAway(false);  // a move brings the player back
       if (r.body.seq > current.seq) render(r.body);
