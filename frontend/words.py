@@ -163,6 +163,11 @@ def table_words() -> dict[str, Any]:
         },
         "refused": _("Refused: {detail}"),
         "reload": _("Somebody played first: the table has been brought up to date."),
+        "played_first": _("{name} played first: the table has been brought up to date."),
+        "played_for_you": {
+            "forced": _("It was your only move, and it was played for you: {move}."),
+            "timeout": _("Your time was up: the time-out rule played {move} for you."),
+        },
         "pending": _("Your choice ({move}) is kept: it is played when the Comet's chance ends, "
                      "at {time}."),
         "orders": {

@@ -17,6 +17,7 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import Page
 
+from games import services
 from games.engine.base import Event, Move
 from games.engine.bots import make_bot
 from games.engine.deal import commitment
@@ -472,7 +473,55 @@ def test_a_standing_order_plays_alices_comet_at_a_blocked_run_and_she_is_paid(
     log = page.locator("#log").inner_text()
     assert "alice (you) plays the Comet for" in log
     assert "to alice (you) (the Comet)" in log  # the payment it brought, said
-    events = page.evaluate("fetch('/api/hands/%s/events').then(r => r.json())" % hand.pk)
+    events = page.evaluate(f"fetch('/api/hands/{hand.pk}/events').then(r => r.json())")
     comet = [e for e in events["events"] if e["type"] == "comet"]
     assert comet and comet[0]["by"] == "player" and comet[0]["seat"] == 0
+    assert errors == []
+
+
+@pytest.mark.parametrize("live_server_process", ["embedded"], indirect=True)
+def test_a_click_that_lost_to_the_time_out_rule_says_so_and_the_message_clears(
+        live_server_process: Any, page: Page, django_user_model: Any) -> None:
+    """No false alarm: the page says what the service played for her, and why, not that
+    somebody played first; and the message goes once the table moves on."""
+    django_user_model.objects.create_user("alice", password=PASSWORD)
+    alice = django_user_model.objects.get(username="alice")
+    partie = casual_table_create(creator=alice, game="commere", players=[alice],
+                                 bots=["heuristic"] * 3, at=timezone.now(),
+                                 options={"compulsory_announce": False},
+                                 move_timeout=timedelta(seconds=60),
+                                 forced_move_delay=timedelta(0), comet_window=timedelta(0),
+                                 pause_between_hands=timedelta(minutes=10))
+    hand = Hand.objects.get(partie=partie)
+    flowing = {"on": True}
+    held: list[Any] = []
+    sockets: list[Any] = []
+
+    def relay(ws: Any) -> None:  # the live frames, held back while the race is set up
+        sockets.append(ws)
+        server = ws.connect_to_server()
+        server.on_message(lambda m: ws.send(m) if flowing["on"] else held.append(m))
+        ws.on_message(server.send)
+
+    page.route_web_socket(re.compile(".*/ws/.*"), relay)
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.context.set_extra_http_headers({"Accept-Language": "en"})
+    errors = _sign_in(page, live_server_process, f"/hands/{hand.pk}/", "alice")
+    mine = ("(h => h && h.status === 'playing' && (h.to_act || []).includes(0)"
+            " && h.deadline_kind === 'timeout')(window.tablePage && window.tablePage.current())")
+    wait_for_js(page, mine)
+    flowing["on"] = False
+    hand.refresh_from_db()
+    assert services.deadline_fire(hand_id=hand.pk, seq=hand.last_seq, at=hand.deadline)
+    page.locator("#hand button:not([disabled])").first.click()
+    wait_for_js(page, "document.getElementById('error').textContent !== ''")
+    said = page.locator("#error").inner_text()
+    assert said.startswith("Your time was up: the time-out rule played "), said
+    assert "played first" not in said
+    flowing["on"] = True
+    for message in held:
+        sockets[-1].send(message)
+    wait_for_js(page, mine)
+    page.locator("#hand button:not([disabled])").first.click()
+    wait_for_js(page, "document.getElementById('error').textContent === ''")
     assert errors == []

@@ -296,9 +296,9 @@
     $("actions").innerHTML = !forced && h.status !== "over" ? buttons.map((m, i) =>
       `<button type="button" class="move" data-i="${i}">${esc(moveLabel(m))}</button>`).join("") : "";
     $("hand").querySelectorAll("button[data-card]").forEach(b => {
-      b.onclick = () => { const m = byCard[b.dataset.card]; if (m) play(m); };
+      b.onclick = () => { const m = byCard[b.dataset.card]; if (m) play(m, b); };
     });
-    $("actions").querySelectorAll("button[data-i]").forEach(b => { b.onclick = () => play(buttons[b.dataset.i]); });
+    $("actions").querySelectorAll("button[data-i]").forEach(b => { b.onclick = () => play(buttons[b.dataset.i], b); });
     $("prompt").textContent = promptFor(h, myTurn, forced);
     if (chosen && chosen.seq !== h.seq) showPending(null);
     drawPlan(h);
@@ -373,14 +373,22 @@
     const i = order.indexOf(T.your_seat);
     return order.length ? order[(i + 1) % order.length] : (T.your_seat + 1) % T.seats.length;
   }
-  async function play(move) {
+  async function play(move, button) {
     if (sending || !current) return;
-    // One move at a time: a second click before the first is answered is not sent.
+    // One move at a time: a second click before the first is answered is not sent, and the
+    // click shows it is on its way until the answer comes.
     sending = true;
+    const answered = current.seq;
+    $("mine").classList.add("sending");
+    if (button) { button.classList.add("pending"); button.setAttribute("aria-busy", "true"); }
     let r;
     try {
-      r = await api(`/api/hands/${T.hand}/moves`, {method: "POST", body: JSON.stringify({command_id: crypto.randomUUID(), seq: current.seq, move})});
-    } finally { sending = false; }
+      r = await api(`/api/hands/${T.hand}/moves`, {method: "POST", body: JSON.stringify({command_id: crypto.randomUUID(), seq: answered, move})});
+    } finally {
+      sending = false;
+      $("mine").classList.remove("sending");
+      if (button) { button.classList.remove("pending"); button.removeAttribute("aria-busy"); }
+    }
     if (r.status === 202) {  // kept: played when the Comet's chance ends
       $("error").textContent = "";
       showPending(r.body, move);
@@ -391,8 +399,8 @@
       watch(r.body);
       await catchUpLog();
     } else if (r.status === 409 && r.body.error === "stale_sequence") {
-      $("error").textContent = W.reload;
       await refresh();
+      say(await whyMoved(answered));
     } else {
       $("error").textContent = fill(W.refused, {detail: r.body.detail || r.status});
     }
@@ -470,7 +478,25 @@
     $("result").hidden = false;
   }
 
+  // What the page says of the last click; it stands until the table moves on.
+  let saidAt = null;
+  function say(text) {
+    $("error").textContent = text;
+    saidAt = text ? (current && current.seq) : null;
+  }
+  // A click that lost to a move already made: the move the service played for this player
+  // (his only move, or the time-out rule's), or somebody else's.
+  async function whyMoved(answered) {
+    const r = await api(`/api/hands/${T.hand}/events`);
+    const next = r.status === 200 ? r.body.events.find(e => e.seq > answered && e.seat !== undefined && e.seat !== null && e.type !== "pay") : null;
+    if (next && next.seat === T.your_seat && (next.by === "forced" || next.by === "timeout")) {
+      const moved = next.card ? theCard(next.card) : (W.button[next.type] || next.type);
+      return fill(next.by === "forced" ? W.played_for_you.forced : W.played_for_you.timeout, {move: moved});
+    }
+    return next && next.seat !== T.your_seat ? fill(W.played_first, {name: who(next.seat)}) : W.reload;
+  }
   function render(h) {
+    if (saidAt !== null && h.seq !== saidAt) say("");  // the table moved on
     current = h;
     if (h.view.phase === "shuffling") sendShare(h);
     else if (shareSaid === W.share.sending) shareSaid = "";
