@@ -15,7 +15,7 @@ import time
 import uuid
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 from urllib.parse import urlparse, urlunparse
 
 import psycopg
@@ -86,10 +86,10 @@ def make_users(count: int) -> list[Any]:
     return list(user_model.objects.filter(username__startswith=prefix).order_by("username"))
 
 
-def make_tables(count: int, players: int, *, game: str = "commere",
-                seed: int = 0) -> list[dict[str, Any]]:
+def make_tables(count: int, players: int, *, game: str = "commere", seed: int = 0,
+                settings: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """``count`` parties of ``players`` people, dealt from ``seed``; per table its partie, the
-    hand being played and the seated users."""
+    hand being played and the seated users. ``settings`` replace some of ``partie_settings``."""
     from django.db import connection
     from django.utils import timezone
 
@@ -103,7 +103,7 @@ def make_tables(count: int, players: int, *, game: str = "commere",
     for t in range(count):
         seated = users[t * players:(t + 1) * players]
         partie = partie_start(players=seated, table_label=f"bench {t}", at=timezone.now(),
-                              **partie_settings(game))
+                              **{**partie_settings(game), **(settings or {})})
         hand = partie.hands.order_by("-number").first()
         while hand.status == Hand.Status.OVER:  # ended at its deal: deal on as the timer would
             hand = partie_tick(partie_id=partie.pk, at=timezone.now())
@@ -227,6 +227,12 @@ def in_processes(target: Any, arg_lists: list[tuple[Any, ...]]) -> tuple[list[An
     for w in workers:
         w.join()
     return results, elapsed
+
+
+def nothing_measured(what: str) -> NoReturn:
+    """Stop with a non-zero exit: a benchmark that measured nothing prints no figure as if it
+    were one (bench/README.md)."""
+    sys.exit(f"nothing measured: {what}")
 
 
 def percentile(values: list[float], q: float) -> float | None:

@@ -5,7 +5,7 @@
 Bots play full hands through games.engine.play.play_hand (heuristic bots, 4 seats for Comet,
 7 for Ma commère), with chips plentiful so that the partie never stops. Replay folds the stored
 events of those hands through ``apply`` again, as the service does on every command.
-Each figure is the best of ``--repeat`` runs.
+Each figure is the best of ``--repeat`` runs. Exits non-zero if no hand was played.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import random
 import sys
 import time
 
-from common import ROOT
+from common import ROOT, nothing_measured
 
 sys.path.insert(0, str(ROOT))
 
@@ -66,6 +66,8 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--hands", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args(argv)
+    if args.hands < 1 or args.repeat < 1:
+        nothing_measured(f"--hands {args.hands}, --repeat {args.repeat}: no hand to play")
     out: dict[str, object] = {
         "python": platform.python_version(), "cpu_count": os.cpu_count(), "hands": args.hands,
     }
@@ -78,6 +80,8 @@ def main(argv: list[str]) -> None:
             best_play = min(best_play, secs)
             rsecs, n_events = replay_all(game_name, played)
             best_replay = min(best_replay, rsecs)
+        if not n_events or not best_play or not best_replay:
+            nothing_measured(f"{game_name}: no event played or replayed")
         out[label] = round(args.hands / best_play)
         out[f"{game_name}_events_per_hand"] = round(n_events / args.hands, 1)
         out[f"{game_name}_replay_events_per_s"] = round(n_events / best_replay)

@@ -8,7 +8,8 @@ first with ``hand_events`` filled to ``--small`` rows, then to ``--large``. The 
 benchmark's own bulk load, not a write path of the service: finished filler hands of one
 filler partie, 22 events each, copies of one real row by INSERT ... SELECT over
 generate_series, then VACUUM ANALYZE, as autovacuum would leave a table in service.
-Figures: both p99s and their difference (large over small, minus one).
+Figures: both p99s and their difference (large over small, minus one). Exits non-zero if
+either half played no move.
 """
 
 from __future__ import annotations
@@ -79,11 +80,15 @@ def fill(rows: int) -> float:
 
 def measure(players: list[common.Player], moves: int) -> dict[str, Any]:
     times: list[float] = []
-    while len(times) < moves:
-        took, moved = players[len(times) % len(players)].step()
+    steps = 0
+    while len(times) < moves and steps < 50 * moves:  # a step deals or shares at worst
+        took, moved = players[steps % len(players)].step()
+        steps += 1
         if moved:
             times.append(took)
     times = times[moves // 10:]  # the first tenth warms the caches
+    if not times:
+        common.nothing_measured(f"no move played in {steps} steps")
     return {"p50_ms": round(1000 * common.percentile(times, 0.5), 2),
             "p99_ms": round(1000 * common.percentile(times, 0.99), 2), "moves": len(times)}
 
@@ -95,6 +100,8 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--moves", type=int, default=2000)
     parser.add_argument("--tables", type=int, default=20)
     args = parser.parse_args(argv)
+    if args.moves < 1 or args.tables < 1:
+        common.nothing_measured(f"--moves {args.moves}, --tables {args.tables}: no move to time")
     url = common.database_url("growth")
     common.ensure_database(url, fresh=True)
     common.django_setup(url)

@@ -1,6 +1,6 @@
 """HTTP load test: Ma commère moves against the trivial endpoint, in one run.
 
-    python bench/run.py http [--quick] [--tables 50] [--players 4] [--workers 2]
+    python bench/run.py http [--quick | --smoke] [--tables 50] [--players 4] [--workers 2]
 
 Serves bench.settings (production's stack plus /bench/trivial/) with gunicorn's sync workers
 on PostgreSQL (database ``<name>_http``) and Redis, timers queued to Celery as deployed (no
@@ -16,6 +16,12 @@ connection per request (sync workers close each), each person logged in by a ses
    rate of (2): the POST p99 there.
 
 Prints, as its last line, one JSON object: posts_per_s, trivial_per_s, share, p99_ms_half.
+Exits non-zero if a phase measured nothing.
+
+``--smoke`` (scripts/test.sh runs it after the tests): 10 tables, the move phase (2) alone, on a
+database made afresh, until 50 moves have been answered (a few seconds) or for 45 s at most
+(a machine loaded by other work); it exits non-zero saying how many it played if fewer than
+50. The JSON line gives the run's seconds, set-up (migrations) included.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from typing import Any
 
 import common
 
+SMOKE_MOVES = 50  # what --smoke must play at least
 CSRF = "benchbenchbenchbenchbenchbench00"  # 32 characters: an unmasked CSRF secret
 
 
@@ -61,14 +68,19 @@ class Client:
 class Window:
     """Counts the answers ending inside [start + warmup, start + warmup + duration]."""
 
-    def __init__(self, warmup: float, duration: float) -> None:
+    def __init__(self, warmup: float, duration: float, enough: int | None = None) -> None:
         self.t0 = time.perf_counter() + warmup
         self.t1 = self.t0 + duration
+        self.enough = enough  # the window closes early once this many have been answered
         self.ok: list[float] = []
         self.failed = 0
+        self.total = 0  # every answer with the expected status, in the window or not
 
     def add(self, began: float, status: int, expected: int) -> None:
         ended = time.perf_counter()
+        self.total += status == expected
+        if self.enough is not None and self.total >= self.enough and ended < self.t1:
+            self.t1 = ended
         if self.t0 <= ended <= self.t1:
             if status == expected:
                 self.ok.append(ended - began)
@@ -78,7 +90,7 @@ class Window:
     def result(self) -> dict[str, Any]:
         p99 = common.percentile(self.ok, 0.99)
         p50 = common.percentile(self.ok, 0.50)
-        return {"per_s": round(len(self.ok) / (self.t1 - self.t0), 1),
+        return {"per_s": round(len(self.ok) / (self.t1 - self.t0), 1), "all": self.total,
                 "p50_ms": p50 and round(1000 * p50, 1), "p99_ms": p99 and round(1000 * p99, 1),
                 "failed": self.failed}
 
@@ -131,8 +143,9 @@ async def table_client(table: dict[str, Any], clients: list[Client], window: Win
 
 
 async def phase(kind: str, tables: list[dict[str, Any]], warmup: float, duration: float,
-                seed: int, rate: float | None = None) -> dict[str, Any]:
-    window = Window(warmup, duration)
+                seed: int, rate: float | None = None, enough: int | None = None
+                ) -> dict[str, Any]:
+    window = Window(warmup, duration, enough)
     if kind == "trivial":
         tasks = [trivial_client(t["clients"][0], window) for t in tables]
     else:
@@ -170,17 +183,23 @@ def serve(url: str, workers: int, seed: int) -> tuple[subprocess.Popen[bytes], i
 def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(prog="run.py http")
     parser.add_argument("--quick", action="store_true", help="short phases: well within 90 s")
-    parser.add_argument("--tables", type=int, default=50)
+    parser.add_argument("--smoke", action="store_true",
+                        help="the move phase alone, 10 tables, under 30 s: at least 50 moves")
+    parser.add_argument("--tables", type=int, default=None, help="50 (--smoke: 10)")
     parser.add_argument("--players", type=int, default=4)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
-    warmup, duration = (2.0, 8.0) if args.quick else (5.0, 30.0)
+    if args.tables is None:
+        args.tables = 10 if args.smoke else 50
+    warmup, duration = (0.0, 45.0) if args.smoke else (2.0, 8.0) if args.quick else (5.0, 30.0)
+    began = time.perf_counter()
     import redis
 
     redis.Redis.from_url(common.redis_url()).flushdb()  # the bench's own db: old timers, sessions
     url = common.database_url("http")
-    common.ensure_database(url)
+    # The smoke run's database afresh: it checks the code as it is, migrations included.
+    common.ensure_database(url, fresh=args.smoke)
     common.django_setup(url)
     from django.db import connections
 
@@ -191,6 +210,24 @@ def main(argv: list[str]) -> None:
     for t in tables:
         t["clients"] = [Client(port, common.session_key(u)) for u in t["users"]]
     connections.close_all()
+    if args.smoke:
+        try:
+            moves = asyncio.run(phase("moves", tables, warmup, duration, args.seed,
+                                      enough=SMOKE_MOVES))
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+        took = time.perf_counter() - began
+        print("moves, saturated:", json.dumps(moves), file=sys.stderr)
+        if moves["all"] < SMOKE_MOVES:
+            sys.exit(f"http --smoke: {moves['all']} moves played in {warmup + duration:.0f} s "
+                     f"on {args.tables} tables, fewer than {SMOKE_MOVES} ({moves['failed']} "
+                     f"POSTs failed)")
+        print(json.dumps({"smoke": True, "moves": moves["all"], "posts_per_s": moves["per_s"],
+                          "p50_ms": moves["p50_ms"], "p99_ms": moves["p99_ms"],
+                          "failed": moves["failed"], "tables": args.tables,
+                          "seconds": round(took, 1)}))
+        return
     try:
         trivial = asyncio.run(phase("trivial", tables, warmup, duration, args.seed))
         print("trivial, saturated:", json.dumps(trivial), file=sys.stderr)

@@ -14,6 +14,8 @@ win rates of both. The curve repeats it at other numbers of playouts on fewer ha
 Speed: each decision of the fort bot at the default number of playouts, timed in this
 process alone (one core), against the baseline of the same run: a whole hand played out by
 heuristic bots from its deal (what one playout costs at most).
+
+Exits non-zero if it measured nothing (no decision timed, fewer than two deals).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import sys
 import time
 from typing import Any
 
-from common import ROOT
+from common import ROOT, nothing_measured
 
 sys.path.insert(0, str(ROOT))
 
@@ -78,6 +80,8 @@ def strength(game_name: str, hands: int, playouts: int | None, processes: int,
              offset: int = 0) -> dict[str, Any]:
     n = PLAYERS[game_name]
     deals = hands // n
+    if deals < 2:  # a confidence interval needs two deals
+        nothing_measured(f"{game_name}: {hands} hands make {deals} deal(s) of {n} hands")
     jobs = [(game_name, offset + k, fort, playouts) for k in range(deals) for fort in range(n)]
     with multiprocessing.Pool(processes) as pool:
         rows = pool.map(one_hand, jobs, chunksize=n)
@@ -125,6 +129,8 @@ def speed(game_name: str, hands: int) -> dict[str, Any]:
         start = time.perf_counter()
         play_hand(game, bots=bots, **_setup(game_name, 10_000 + k))
         baseline.append(time.perf_counter() - start)
+    if not times or not baseline:
+        nothing_measured(f"{game_name}: the fort bot took no decision in {hands} hands")
     times.sort()
     hand_ms = 1000 * statistics.fmean(baseline)
 

@@ -12,6 +12,7 @@ Database ``<name>_ledger``, made afresh and migrated (every trigger in place).
 3. Writes through ledger.services.transfer, one commit per entry: one client, beside a plain
    ORM single-row insert per transaction in the same minutes (the machine's floor), and 4
    client processes on separate wallets.
+Exits non-zero if it has nothing to time (no posting loaded, no entry or read asked).
 """
 
 from __future__ import annotations
@@ -169,6 +170,9 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--entries", type=int, default=2000, help="entries per write test")
     parser.add_argument("--reads", type=int, default=1000, help="samples per read test")
     args = parser.parse_args(argv)
+    if args.entries < 4 or args.reads < 1 or args.postings < 2:
+        common.nothing_measured(f"--postings {args.postings}, --entries {args.entries}, "
+                                f"--reads {args.reads}: too few to time anything")
     url = common.database_url("ledger")
     common.ensure_database(url, fresh=True)
     common.django_setup(url)
@@ -178,6 +182,8 @@ def main(argv: list[str]) -> None:
     from ledger.models import Posting
 
     load_s = load_history(args.postings)
+    if not Posting.objects.exists():
+        common.nothing_measured("no posting was loaded")
     assert all(f.ok for f in books_audit()), "the loaded books do not balance"
     out: dict[str, Any] = {"postings": Posting.objects.count(), "load_s": round(load_s, 1),
                            "reads": reads(args.reads)}

@@ -8,7 +8,8 @@ decide, append, post the chips, commit), one command after another, each a rando
 of the awaited player. Theirs: as many processes, each with an ``Application`` of its own on
 ``eventsourcing.postgres`` and ``--tables`` aggregates, one event per command (``save``), a new
 aggregate every 14 events (a hand's moves). The sides run in turn, ``--rounds`` times each.
-Figures: commands per second of each side and their ratio (ours over theirs).
+Figures: commands per second of each side and their ratio (ours over theirs). Exits non-zero
+if either side played no command (or ``--rounds`` is 0).
 """
 
 from __future__ import annotations
@@ -116,7 +117,11 @@ def main(argv: list[str]) -> None:
         rates["eventsourcing"].append(side(
             theirs, lambda i: (url, args.tables), args.processes, args.seconds))
         print(json.dumps(rates), file=sys.stderr)
-    mine, lib = (sum(r) / len(r) for r in (rates["services"], rates["eventsourcing"]))
+    mine, lib = (sum(r) / len(r) if r else 0.0
+                 for r in (rates["services"], rates["eventsourcing"]))
+    if not (mine and lib):
+        common.nothing_measured(f"commands/s: services {rates['services']}, "
+                                f"eventsourcing {rates['eventsourcing']}")
     print(json.dumps({"services_per_s": round(mine, 1), "eventsourcing_per_s": round(lib, 1),
                       "ratio": round(mine / lib, 3), "processes": args.processes,
                       "rounds": rates}))

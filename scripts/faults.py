@@ -24,12 +24,31 @@ seqs to run 1..last_seq with no gap or duplicate, and no ledger idempotency key 
 It prints one table and exits 1 if any row failed. ``--short``: a few seconds a phase (the
 whole run under 90 s, what CI runs via tests/test_faults.py).
 
-    .venv/bin/python scripts/faults.py [--short] [--keep]
+``--two``: no fault, but two of everything on the one PostgreSQL and Redis: two gunicorn
+processes (1 worker each), two daphne processes (the live WebSockets, config/asgi.py), two
+Celery workers and two beats (so every sweep and every soirée clock tick is sent twice). The
+same two soirées are played through the evening to their close: the people play over the API,
+spread over both web processes (the spectator's reads alternate), and for every partie of the
+soirées a spectator's socket is opened on each daphne and each person's seat socket on one or
+the other in turn. Then, with everything stopped, it checks: the soirées closed in time; no
+request failed; people played moves; no hand dealt twice (each partie's hands numbered 1..n
+once each, no more than its length); each soirée opened once and closed once (a trigger of
+this run's database records every change of a soirée's status, opening or closing time as
+committed) and each of its tables one partie a round, a round started after the last ended;
+no ledger idempotency key twice; no gap or duplicate in any hand's event seqs; every event
+stored while a socket was open reached it as a frame, on both live processes, the two public
+sockets of a partie alike (and no frame of an event never stored); ``verify_hands`` and
+``check_books``. It prints one table and exits 1 if a row failed. ``--two --short``: a
+30-second evening, the whole run under two minutes. It needs the ``websockets`` package (the
+``bench`` extra).
+
+    .venv/bin/python scripts/faults.py [--short] [--keep] [--two]
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import base64
 import contextlib
 import json
@@ -240,16 +259,29 @@ class Load:
     base: str
     soirees: list[int]
     people: list[str]
+    #: With two web processes (--two): person i's requests go to bases[i % 2], the spectator's
+    #: to each in turn. Empty: every request to ``base``.
+    bases: list[str] = field(default_factory=list)
+    turn: int = 0  # the spectator's last base
     stop: threading.Event = field(default_factory=threading.Event)
     lock: threading.Lock = field(default_factory=threading.Lock)
     results: list[tuple[float, bool, str]] = field(default_factory=list)  # (at, ok, what)
     in_flight: int = 0
     moves: int = 0
 
+    def base_of(self, user: str) -> str:
+        if not self.bases:
+            return self.base
+        if user in self.people:
+            return self.bases[self.people.index(user) % len(self.bases)]
+        with self.lock:
+            self.turn += 1
+            return self.bases[self.turn % len(self.bases)]
+
     def request(self, user: str, method: str, path: str, body: Any = None) -> Any:
         token = base64.b64encode(f"{user}:{PASSWORD}".encode()).decode()
         data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(self.base + path, data=data, method=method, headers={
+        req = urllib.request.Request(self.base_of(user) + path, data=data, method=method, headers={
             "Authorization": f"Basic {token}", "Content-Type": "application/json"})
         with self.lock:
             self.in_flight += 1
@@ -409,6 +441,467 @@ def ledger_key_problems() -> list[str]:
     return [f"ledger key {d['idempotency_key']} used {d['n']} times" for d in dups]
 
 
+# -- two of everything (--two) ----------------------------------------------------------------
+
+#: A PostgreSQL trigger of this run's database only (not the project's): every change of a
+#: soirée's status, opening or closing time, as committed, so that an opening or a closing
+#: done twice (two beats, two workers) shows even if the second left the same state.
+SOIREE_AUDIT = """
+CREATE TABLE faults_soiree_changes (
+    id bigserial PRIMARY KEY, soiree_id bigint NOT NULL, old_status text, new_status text,
+    old_opened timestamptz, new_opened timestamptz, old_closed timestamptz,
+    new_closed timestamptz, at timestamptz NOT NULL DEFAULT clock_timestamp());
+CREATE FUNCTION faults_soiree_changes() RETURNS trigger AS $$
+BEGIN
+    IF NEW.status IS DISTINCT FROM OLD.status OR NEW.opened_at IS DISTINCT FROM OLD.opened_at
+            OR NEW.closed_at IS DISTINCT FROM OLD.closed_at THEN
+        INSERT INTO faults_soiree_changes (soiree_id, old_status, new_status, old_opened,
+                                           new_opened, old_closed, new_closed)
+        VALUES (NEW.id, OLD.status, NEW.status, OLD.opened_at, NEW.opened_at, OLD.closed_at,
+                NEW.closed_at);
+    END IF;
+    RETURN NEW;
+END $$ LANGUAGE plpgsql;
+CREATE TRIGGER faults_soiree_changes AFTER UPDATE ON tournaments_soiree
+    FOR EACH ROW EXECUTE FUNCTION faults_soiree_changes();
+"""
+
+
+def session_cookie(username: str) -> str:
+    """A signed-in session of ``username``, as ``django.contrib.auth.login`` stores it."""
+    from importlib import import_module
+
+    from django.conf import settings
+    from django.contrib.auth import (
+        BACKEND_SESSION_KEY,
+        HASH_SESSION_KEY,
+        SESSION_KEY,
+        get_user_model,
+    )
+
+    user = get_user_model().objects.get(username=username)
+    store = import_module(settings.SESSION_ENGINE).SessionStore()
+    store[SESSION_KEY] = str(user.pk)
+    store[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[-1]
+    store[HASH_SESSION_KEY] = user.get_session_auth_hash()
+    store.create()
+    return f"sessionid={store.session_key}"
+
+
+@dataclass
+class Socket:
+    """One WebSocket client: a partie's public frames (``seat`` None) or a seat's."""
+
+    name: str
+    partie: str
+    port: int
+    seat: int | None
+    cookie: str
+    opened: float = 0.0  # wall-clock times
+    closed: float = 0.0
+    frames: set[tuple[str, int]] = field(default_factory=set)
+    refused: int | None = None
+    error: str = ""
+
+
+class LiveWatch:
+    """WebSocket clients on both live processes. For every partie of the soirées (new ones as
+    the tables start them), a spectator's socket on each daphne (the organiser's), and each
+    seated person's own socket, on one daphne or the other in turn; each socket's frames."""
+
+    def __init__(self, ports: list[int], soirees: list[int], organiser: str,
+                 people: list[str]) -> None:
+        self.ports, self.soirees = ports, soirees
+        self.cookies = {name: session_cookie(name) for name in [organiser, *people]}
+        self.organiser = organiser
+        self.sockets: list[Socket] = []
+        self.seen: set[str] = set()
+        self.stopping = threading.Event()
+        self.loop: Any = None
+        self.ready = threading.Event()
+        self.threads = [threading.Thread(target=self._serve, daemon=True),
+                        threading.Thread(target=self._watch, daemon=True)]
+
+    def start(self) -> None:
+        self.threads[0].start()
+        self.ready.wait(10)
+        self.threads[1].start()
+
+    def _serve(self) -> None:
+        async def main() -> None:
+            self.loop = asyncio.get_running_loop()
+            self.stop_event = asyncio.Event()
+            self.tasks: set[Any] = set()
+            self.ready.set()
+            await self.stop_event.wait()
+            await asyncio.sleep(0)
+            if self.tasks:
+                await asyncio.wait(self.tasks, timeout=10)
+
+        asyncio.run(main())
+
+    def _watch(self) -> None:
+        """Every half second, the soirées' parties: sockets for the new ones."""
+        from django.db import connection
+
+        from games.models import Seat
+        from tournaments.models import SoireeTable
+
+        n = 0
+        while not self.stopping.is_set():
+            parties = SoireeTable.objects.filter(soiree_id__in=self.soirees).values_list(
+                "partie_id", flat=True)
+            for partie in map(str, parties):
+                if partie in self.seen:
+                    continue
+                self.seen.add(partie)
+                for port in self.ports:
+                    self._open(Socket(f"public@{port}", partie, port, None,
+                                      self.cookies[self.organiser]))
+                for number, username in Seat.objects.filter(
+                        partie_id=partie, player__username__in=list(self.cookies)).values_list(
+                        "number", "player__username"):
+                    port = self.ports[n % len(self.ports)]
+                    n += 1
+                    self._open(Socket(f"seat {number}@{port}", partie, port, number,
+                                      self.cookies[username]))
+            self.stopping.wait(0.5)
+        connection.close()
+
+    def _open(self, sock: Socket) -> None:
+        self.sockets.append(sock)
+
+        def go() -> None:
+            task = self.loop.create_task(self._run(sock))
+            self.tasks.add(task)
+            task.add_done_callback(self.tasks.discard)
+
+        self.loop.call_soon_threadsafe(go)
+
+    async def _run(self, sock: Socket) -> None:
+        from websockets.asyncio.client import connect
+
+        path = f"/ws/parties/{sock.partie}/" + ("" if sock.seat is None
+                                                 else f"seats/{sock.seat}/")
+        try:
+            async with connect(f"ws://127.0.0.1:{sock.port}{path}",
+                               origin=f"http://127.0.0.1:{sock.port}",
+                               additional_headers={"Cookie": sock.cookie}, open_timeout=20,
+                               ping_interval=None, max_size=None) as ws:
+                sock.opened = time.time()
+                closing = self.loop.create_task(self.stop_event.wait())
+                try:
+                    while True:
+                        receiving = self.loop.create_task(ws.recv())
+                        done, _ = await asyncio.wait({receiving, closing},
+                                                     return_when=asyncio.FIRST_COMPLETED)
+                        if receiving not in done:
+                            receiving.cancel()
+                            break
+                        frame = json.loads(receiving.result())
+                        if frame.get("kind") == "hand":
+                            sock.frames.add((frame["hand"], int(frame["seq"])))
+                finally:
+                    sock.closed = time.time()
+                    closing.cancel()
+                if ws.close_code is not None and ws.close_code >= 4000:
+                    sock.refused = ws.close_code
+        except Exception as exc:  # a refusal, a drop: said in the table
+            sock.closed = sock.closed or time.time()
+            if ws_closed_code(exc) is not None and ws_closed_code(exc) >= 4000:
+                sock.refused = ws_closed_code(exc)
+            elif not self.stopping.is_set():
+                sock.error = f"{type(exc).__name__}: {exc}"[:200]
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.threads[1].join(timeout=10)
+        if self.loop is not None:
+            self.loop.call_soon_threadsafe(self.stop_event.set)
+        self.threads[0].join(timeout=20)
+
+
+def ws_closed_code(exc: BaseException) -> int | None:
+    rcvd = getattr(exc, "rcvd", None)
+    return getattr(rcvd, "code", None)
+
+
+def stamp(at: Any) -> float:
+    """An event's time (stored as ISO 8601 text) in seconds since the epoch."""
+    if isinstance(at, str):
+        at = datetime.fromisoformat(at.replace("Z", "+00:00"))
+    return float(at.timestamp())
+
+
+def frame_problems(watch: LiveWatch) -> tuple[list[str], list[str], int, int]:
+    """(problems of the public sockets, of the seats' sockets, and the frames checked of each):
+    each socket must
+    have received the frame of every event stored for its partie while it was open (from 1 s
+    after it opened to 2 s before it closed), and no frame of an event never stored; the two
+    public sockets of a partie, one on each live process, the same frames over the time both
+    were open."""
+    from games.models import HandEvent
+
+    public: list[str] = []
+    seats: list[str] = []
+    checked = {True: 0, False: 0}  # by whether the socket is a spectator's
+    by_partie: dict[str, list[Socket]] = {}
+    for sock in watch.sockets:
+        by_partie.setdefault(sock.partie, []).append(sock)
+    for partie, socks in by_partie.items():
+        stored = {(str(h), s): stamp(at) for h, s, at in HandEvent.objects.filter(
+            hand__partie_id=partie).values_list("hand_id", "seq", "at")}
+        for sock in socks:
+            out = public if sock.seat is None else seats
+            if sock.refused or sock.error or not sock.opened:
+                out.append(f"partie {partie[:8]} {sock.name}: "
+                           f"{sock.refused or sock.error or 'never opened'}")
+                continue
+            lo, hi = sock.opened + 1.0, sock.closed - 2.0
+            due = {k for k, at in stored.items() if lo <= at <= hi}
+            missing = due - sock.frames
+            checked[sock.seat is None] += len(due)
+            if missing:
+                out.append(f"partie {partie[:8]} {sock.name}: {len(missing)} of {len(due)} "
+                           f"frames missing, e.g. seq {sorted(s for _, s in missing)[:5]}")
+            phantom = sock.frames - set(stored)
+            if phantom:
+                out.append(f"partie {partie[:8]} {sock.name}: {len(phantom)} frames of no "
+                           "stored event")
+        pair = [s for s in socks if s.seat is None and s.opened and not s.refused]
+        if len(pair) == 2:
+            lo = max(s.opened for s in pair) + 1.0
+            hi = min(s.closed for s in pair) - 2.0
+            a, b = ({k for k in s.frames if lo <= stored.get(k, 0) <= hi} for s in pair)
+            if a != b:
+                public.append(f"partie {partie[:8]}: {pair[0].name} and {pair[1].name} differ "
+                              f"by {len(a ^ b)} frames")
+    return public, seats, checked[True], checked[False]
+
+
+def deal_problems() -> list[str]:
+    """No hand dealt twice: each partie's hands numbered 1..n, once each, no more than its
+    length allows."""
+    from django.db.models import Count, Max
+
+    from games.models import Hand, Partie
+
+    out = []
+    dups = Hand.objects.values("partie", "number").annotate(n=Count("id")).filter(n__gt=1)
+    out += [f"partie {d['partie']} hand #{d['number']} dealt {d['n']} times" for d in dups]
+    for partie in Partie.objects.annotate(n=Count("hands"), top=Max("hands__number")):
+        limit = partie.options.get("deals") or partie.options.get("rounds")
+        if partie.n and partie.top != partie.n:
+            out.append(f"partie {partie.pk}: {partie.n} hands numbered up to {partie.top}")
+        if limit and partie.n > limit:
+            out.append(f"partie {partie.pk}: {partie.n} hands, its length {limit}")
+    return out
+
+
+def soiree_problems(soirees: list[int]) -> list[str]:
+    """Each soirée opened once and closed at most once (the audit trigger's rows), and each of
+    its tables one partie a round, the rounds in turn, a round started once the last ended."""
+    from django.db import connection
+
+    from tournaments.models import Soiree, SoireeTable
+
+    out = []
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT soiree_id, old_status, new_status, old_opened, new_opened,"
+                       " old_closed, new_closed FROM faults_soiree_changes ORDER BY id")
+        changes = cursor.fetchall()
+    for soiree in Soiree.objects.filter(pk__in=soirees):
+        mine = [c for c in changes if c[0] == soiree.pk]
+        opened = [c for c in mine if c[4] is not None and c[3] != c[4]]
+        closed = [c for c in mine if c[6] is not None and c[5] != c[6]]
+        if len(opened) != 1 or opened[0][1:3] != ("scheduled", "open"):
+            out.append(f"soirée {soiree.pk} opened {len(opened)} times: {opened}")
+        if len(closed) > 1 or any(c[1:3] != ("open", "closed") for c in closed):
+            out.append(f"soirée {soiree.pk} closed {len(closed)} times: {closed}")
+        if [c[2] for c in mine] != ["open", "closed"][:len(mine)]:
+            out.append(f"soirée {soiree.pk}: status changes {[c[1:3] for c in mine]}")
+        rounds: dict[int, list[Any]] = {}
+        for t in SoireeTable.objects.filter(soiree=soiree).select_related("partie").order_by(
+                "number", "round"):
+            rounds.setdefault(t.number, []).append(t)
+        for number, tables in rounds.items():
+            if [t.round for t in tables] != list(range(1, len(tables) + 1)):
+                out.append(f"soirée {soiree.pk} table {number}: rounds "
+                           f"{[t.round for t in tables]}")
+            for before, after in zip(tables, tables[1:], strict=False):
+                if before.partie.ended_at is None or after.partie.created_at < \
+                        before.partie.ended_at:
+                    out.append(f"soirée {soiree.pk} table {number}: round {after.round} "
+                               f"started before round {before.round} ended")
+    return out
+
+
+def two_main(opts: argparse.Namespace) -> int:
+    """Two web processes, two live ones, two Celery workers and two beats, one evening."""
+    try:
+        import websockets  # noqa: F401
+    except ImportError:
+        print("--two needs the websockets package: pip install -e '.[bench]'", file=sys.stderr)
+        return 2
+    lasts, close_within = (30.0, 60.0) if opts.short else (150.0, 120.0)
+    logdir = Path(tempfile.mkdtemp(prefix="academie-faults-two-"))
+    log(f"--two: database {DB_NAME}, redis db {REDIS_DB}, logs in {logdir}")
+    fresh_database()
+    fresh_redis()
+    migrated = manage("migrate", "--noinput")
+    if migrated.returncode:
+        print(migrated.stdout, migrated.stderr, file=sys.stderr)
+        return 2
+    import psycopg
+
+    with psycopg.connect(DATABASE_URL, autocommit=True) as conn:
+        conn.execute(SOIREE_AUDIT)
+    setup_django()
+    from django.db import connections
+
+    dep = Deployment(logdir=logdir, port=free_port())
+    webs, lives = [free_port(), free_port()], [free_port(), free_port()]
+    load: Load | None = None
+    threads: list[threading.Thread] = []
+    watch: LiveWatch | None = None
+    began = time.time()
+    closed_in_time: list[str] = []
+    try:
+        for k in (0, 1):
+            dep.start(f"web{k + 1}", [str(BIN / "gunicorn"), "config.wsgi:application",
+                                      "--workers", "1", "--bind", f"127.0.0.1:{webs[k]}",
+                                      "--timeout", "30"])
+            dep.start(f"live{k + 1}", [str(BIN / "daphne"), "-b", "127.0.0.1", "-p",
+                                       str(lives[k]), "-v", "0", "config.asgi:application"])
+            dep.start(f"worker{k + 1}", [
+                str(BIN / "celery"), "-A", "config", "worker", "--pool", "prefork",
+                "--concurrency", "2", "-n", f"faults-two-{k + 1}@%h", "--loglevel", "info",
+                "--without-gossip", "--without-mingle", "--without-heartbeat"])
+            dep.start(f"beat{k + 1}", [str(BIN / "celery"), "-A", "config", "beat",
+                                       "--loglevel", "info", "--schedule",
+                                       str(logdir / f"beat{k + 1}-schedule")])
+        for name, port in [("web1", webs[0]), ("web2", webs[1]), ("live1", lives[0]),
+                           ("live2", lives[1])]:
+            wait_port(dep, name, port)
+        for name in ("worker1", "worker2"):
+            end = time.monotonic() + 60
+            while " ready." not in dep.log_text(name):
+                if dep.procs[name].poll() is not None or time.monotonic() > end:
+                    raise SystemExit(f"{name} did not start:\n" + dep.log_text(name)[-3000:])
+                time.sleep(0.1)
+        soirees, people = make_soirees(lasts=lasts)
+        watch = LiveWatch(lives, soirees, "olga", people)
+        connections.close_all()
+        load = Load(base="", soirees=soirees, people=people,
+                    bases=[f"http://127.0.0.1:{p}" for p in webs])
+        threads = load.run()
+        watch.start()
+        log(f"the evening: {lasts:.0f} s, then its closing (at most {close_within:.0f} s)")
+        time.sleep(2 + lasts)
+        from tournaments.models import Soiree
+
+        end = time.monotonic() + close_within
+        while time.monotonic() < end:
+            if Soiree.objects.filter(pk__in=soirees).exclude(
+                    status=Soiree.Status.CLOSED).count() == 0:
+                break
+            time.sleep(1)
+        closed_in_time = [f"soirée {pk} still {status}" for pk, status in
+                          Soiree.objects.filter(pk__in=soirees).exclude(
+                              status=Soiree.Status.CLOSED).values_list("pk", "status")]
+        connections.close_all()
+        time.sleep(3)  # the last frames arrive
+    finally:
+        if load is not None:
+            load.stop.set()
+            # Their requests answered before the servers stop: one cut by the stopping is not
+            # the service's failure.
+            for thread in threads:
+                thread.join(timeout=15)
+        if watch is not None:
+            watch.stop()
+        dep.stop_all()
+    connections.close_all()
+    took = time.time() - began
+
+    with load.lock:
+        results = list(load.results)
+    bad = [r for r in results if not r[1]]
+    public, seats, checked, seat_checked = frame_problems(watch)
+    rows: list[tuple[str, str, str]] = []
+    checks: list[tuple[str, str, list[str]]] = [
+        ("soirées closed in time", str(len(soirees)), closed_in_time),
+        ("requests: none failed", str(len(results)),
+         [f"{r[2]} at {r[0] - began:.1f} s" for r in bad]
+         or ([] if results else ["no request made"])),
+        ("moves by people over the API", str(load.moves),
+         [] if load.moves else ["no move played by a person"]),
+        ("hands: none dealt twice", "", deal_problems()),
+        ("soirées: opened once, closed once", "", soiree_problems(soirees)),
+        ("ledger keys: no duplicate", "", ledger_key_problems()),
+        ("event seqs: no gap, no duplicate", "", seq_problems()),
+        ("frames: both live processes alike", str(checked),
+         public or ([] if checked else ["no frame checked"])),
+        ("frames: every seat's socket", str(seat_checked),
+         seats or ([] if seat_checked else ["no frame checked"])),
+    ]
+    for command in ("verify_hands", "check_books"):
+        done = manage(command, *(["--quiet"] if command == "verify_hands" else []))
+        checks.append((command, "", [] if done.returncode == 0 else
+                       (done.stdout + done.stderr).strip().splitlines()[-5:]))
+    failed = False
+    for name, count, problems in checks:
+        failed |= bool(problems)
+        rows.append((name, count, "ok" if not problems else f"FAIL {problems[0]}"
+                     + (f" (+{len(problems) - 1})" if len(problems) > 1 else "")))
+    header = ("check", "count", "result")
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(3)]
+    line = "  ".join(f"{{:<{w}}}" for w in widths)
+    print(line.format(*header))
+    print(line.format(*("-" * w for w in widths)))
+    for row in rows:
+        print(line.format(*row))
+
+    from games.models import Hand, Partie
+
+    sockets = watch.sockets
+    print(f"\n{Hand.objects.count()} hands in {Partie.objects.count()} parties, "
+          f"{load.moves} moves by people over the API ({len(results)} requests over 2 web "
+          f"processes), {len(sockets)} sockets over 2 live processes "
+          f"({sum(len(s.frames) for s in sockets)} frames); 2 Celery workers, 2 beats; "
+          f"{took:.0f} s.")
+    for name, _, problems in checks:
+        for problem in problems[1:6]:
+            print(f"  {name}: {problem}")
+    for name in dep.procs:
+        errors = [x for x in dep.log_text(name).splitlines()
+                  if "Traceback" in x or " ERROR" in x or "CRITICAL" in x]
+        if errors:
+            print(f"  {name} log: {len(errors)} error line(s), e.g. {errors[0][:200]}")
+    print("FAIL" if failed else "PASS")
+    connections.close_all()
+    if not opts.keep and not failed:
+        for path in sorted(logdir.iterdir()):
+            path.unlink()
+        logdir.rmdir()
+    else:
+        print(f"logs: {logdir}")
+    return 1 if failed else 0
+
+
+def wait_port(dep: Deployment, name: str, port: int, timeout: float = 60) -> None:
+    end = time.monotonic() + timeout
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            if dep.procs[name].poll() is not None or time.monotonic() > end:
+                raise SystemExit(f"{name} did not start:\n" + dep.log_text(name)[-3000:]) \
+                    from None
+            time.sleep(0.2)
+
+
 # -- the run --------------------------------------------------------------------------------
 
 
@@ -417,7 +910,11 @@ def main() -> int:
     parser.add_argument("--short", action="store_true",
                         help="a few seconds a phase (the whole run under 90 s)")
     parser.add_argument("--keep", action="store_true", help="keep the logs' folder")
+    parser.add_argument("--two", action="store_true",
+                        help="no fault: two of each process, one evening, then the checks")
     opts = parser.parse_args()
+    if opts.two:
+        return two_main(opts)
     # Seconds: of the first phase, of each fault phase once its fault is over, how long the
     # Celery worker stays dead, and of the phase after the faults.
     first_s, phase_s, down, after_s = (4.0, 5.0, 1.0, 8.0) if opts.short else \

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every test, in three passes:
 #   1. the whole suite against PostgreSQL (DATABASE_URL, or the local server on 127.0.0.1:5432),
+#      then the HTTP benchmark's smoke run (bench/run.py http --smoke) with Redis,
 #   2. every database test again against the embedded SQLite default,
 #   3. the pages in a real browser (Debian's Chromium, driven by Playwright).
 # Without a reachable PostgreSQL (a laptop with only Python) pass 1 runs on SQLite instead and
@@ -30,6 +31,16 @@ if $BIN/python scripts/pg_ready.py "$PG_URL"; then
     [[ $REDIS_UP == 1 ]] || PASS1="not browser and not redis"
     echo "== pass 1: all tests on PostgreSQL ($PG_URL)"
     DATABASE_URL="$PG_URL" $BIN/pytest -n 2 -p no:cacheprovider -m "$PASS1" "$@"
+    # The HTTP benchmark's smoke run (bench/README.md): gunicorn serving real moves, at least
+    # 50 of them, on a database of its own (the test database's name + _smoke_http, made
+    # afresh) and Redis database 13, which it empties.
+    if [[ $REDIS_UP == 1 ]]; then
+        echo "== smoke: bench/run.py http --smoke (at least 50 moves over HTTP)"
+        BENCH_DATABASE_URL="${PG_URL%%\?*}_smoke" BENCH_REDIS_URL="redis://127.0.0.1:6379/13" \
+            $BIN/python bench/run.py http --smoke
+    else
+        echo "== Redis not reachable: the HTTP smoke run (bench/run.py http --smoke) is skipped"
+    fi
     echo "== pass 2: database tests on the embedded SQLite default"
     DATABASE_URL="sqlite:///:memory:" $BIN/pytest -p no:cacheprovider -m "django_db and not postgres and not redis and not browser" "$@"
     # A process of their own: Playwright's event loop runs in the main thread for the rest of
@@ -50,5 +61,6 @@ else
         exit 1
     fi
     echo "== PostgreSQL not reachable: all tests on the embedded SQLite default (PostgreSQL-only, Redis and browser tests deselected)"
+    echo "   (and the HTTP smoke run, bench/run.py http --smoke, which needs PostgreSQL and Redis, is skipped)"
     DATABASE_URL="sqlite:///:memory:" $BIN/pytest -p no:cacheprovider -m "not postgres and not redis and not browser" "$@"
 fi
