@@ -5,6 +5,8 @@ from django.urls import path
 from . import accounts, calendar, members, organiser, ratings, results, views
 
 urlpatterns = [
+    # Browsers ask for /favicon.ico whatever the page names: the same icon, for good.
+    path("favicon.ico", views.favicon),
     path("", views.lobby, name="lobby"),
     path("soirees/new", organiser.soiree_new, name="soiree-new"),
     path("soirees/<int:soiree_id>/", views.soiree_page, name="soiree-page"),

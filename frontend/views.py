@@ -15,7 +15,8 @@ from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.templatetags.static import static
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.text import slugify
@@ -89,6 +90,10 @@ def with_registrations(user: Any, soirees: Iterable[Soiree]) -> list[Soiree]:
         soiree.my_registration = mine.get(soiree.pk)  # type: ignore[attr-defined]
         soiree.i_am_member = soiree.club_id in clubs  # type: ignore[attr-defined]
     return soirees
+
+
+def favicon(request: HttpRequest) -> HttpResponse:
+    return redirect(static("frontend/favicon.svg"), permanent=True)
 
 
 @login_required

@@ -64,6 +64,12 @@ EXPECTED: dict[tuple[str, str], dict[str, int]] = {
                                                    for r, s in _VIEW.items()},
     ("POST", "/api/parties/{partie_id}/away"): {r: (400 if s == 200 else s)
                                                  for r, s in _VIEW.items()},
+    # One's own standing order for the Comet: the seated player's alone; past the door, a
+    # body without an order is refused first.
+    ("GET", "/api/parties/{partie_id}/comet-order"): {r: (403 if s == 200 and r != "seated"
+                                                            else s) for r, s in _VIEW.items()},
+    ("POST", "/api/parties/{partie_id}/comet-order"): {r: (400 if s == 200 else s)
+                                                        for r, s in _VIEW.items()},
     ("POST", "/api/parties/{partie_id}/close"): {r: (401 if r == "anonymous" else 403)
                                                   for r in ROLES},
     ("GET", "/api/invitations/"): _ANY_SIGNED_IN,
@@ -129,6 +135,8 @@ EXPECTED: dict[tuple[str, str], dict[str, int]] = {
     ("GET", "/api/schema/"): {r: 200 for r in ROLES},
     # Pages (frontend/urls.py): a signed-out visitor is sent to the login page.
     ("PAGE", "/"): _PAGE,
+    # The icon browsers ask for, whoever asks.
+    ("PAGE", "/favicon.ico"): {r: 301 for r in ROLES},
     ("PAGE", "/soirees/new"): _PAGE_ORGANISER,
     ("PAGE", "/soirees/{soiree_id}/"): _PAGE_VIEW,
     ("PAGE", "/soirees/{soiree_id}/room"): _PAGE_VIEW,
@@ -210,7 +218,7 @@ def world(django_user_model: Any, settings: Any) -> dict[str, Any]:
                                    club_key=club.slug, buy_in=50, at=now,
                                    move_timeout=timedelta(hours=1),
                                    forced_move_delay=timedelta(hours=1),
-                                   comet_window=timedelta(hours=1))
+                                   comet_window=timedelta(seconds=15))
     hand = partie.hands.get()
     from ledger.models import Account
     from tournaments.models import Dispute

@@ -15,7 +15,7 @@ from games.engine.deal import commitment, new_seed
 from games.engine.registry import get_game
 from games.engine.shares import SharedDeal, first_dealer_v2
 from games.errors import GameError, InvalidPartie, PartieOver
-from games.models import Hand, HandSeed, Partie, Seat, default_share_window
+from games.models import Game, Hand, HandSeed, Partie, Seat, default_share_window
 
 from . import chips, store
 from .advance import Outbox, Table, append_events, deal_hand, save, table_for, wait_for_shares
@@ -125,7 +125,7 @@ def partie_check(*, game: str, people: int, bots: Sequence[str], options: dict[s
     n = people + len(bots)
     if not engine.MIN_SEATS <= n <= engine.MAX_SEATS:
         raise InvalidPartie(_("%(game)s is played by %(least)s to %(most)s players, not %(n)s")
-                            % {"game": game, "least": engine.MIN_SEATS,
+                            % {"game": Game(game).label, "least": engine.MIN_SEATS,
                                "most": engine.MAX_SEATS, "n": n})
     if not 0 <= buy_in <= MAX_BUY_IN:
         raise InvalidPartie(_("buy_in must be between 0 and %(most)s chips")
