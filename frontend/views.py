@@ -121,7 +121,9 @@ def table_page(request: HttpRequest, hand_id: str) -> HttpResponse:
         "comet_order": _comet_order(partie, seat),
         "comet_window": partie.comet_window.total_seconds(),
         "urls": {"table": reverse("table-page", args=[UUID_ZERO]),
-                 "audit": reverse("audit-page", args=[hand.pk]), "lobby": reverse("lobby")},
+                 "audit": reverse("audit-page", args=[hand.pk]), "lobby": reverse("lobby"),
+                 "results": (reverse("soiree-results", args=[place.soiree_id])
+                             if place else None)},
         "partie": str(partie.pk),
     }
     return render(request, "frontend/table.html", {

@@ -68,6 +68,8 @@ def table_words() -> dict[str, Any]:
             "open": _("{name} opens with {card}."),
             "play": _("{name} plays {card}."),
             "comet": _("{name} plays the Comet for {card}."),
+            "offer_withdrawn": _("The offer of {name} is withdrawn: the card goes back to "
+                                 "{name}, and nothing changes hands."),
             "keep_comet": _("{name} keeps the Comet."),
             "keep_comet_hidden": _("The Comet is not played."),
             "stop_king": _("The run stops at the king."),
@@ -145,6 +147,7 @@ def table_words() -> dict[str, Any]:
         "next_partie": _("Your next partie at this table →"),
         "next_partie_at": _("Your next partie: table {n} →"),
         "partie_over": _("The partie is over."),
+        "soiree_results": _("See the soirée's results"),
         "replay": {
             "step": _("Event {seq} of {count}"),
             "start": _("Before the first event"),

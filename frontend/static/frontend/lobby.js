@@ -24,7 +24,17 @@
     for (const button of buttons) {
       button.addEventListener("click", () => {
         const partie = panel.dataset.partie, action = button.dataset.action;
-        if (action === "close") post(`/api/parties/${partie}/close`, {}, errorBox, buttons);
+        if (action === "close") {
+          postAction(`/api/parties/${partie}/close`, {}, errorBox, buttons, words, body => {
+            if (body.status !== "playing") { location.reload(); return; }
+            // Playing on to the end of its hand: the table says so, where the button was.
+            const state = document.createElement("p");
+            state.className = "stopping";
+            state.setAttribute("role", "status");
+            state.textContent = words.stopping;
+            button.closest("p").replaceWith(state);
+          });
+        }
         else post(`/api/parties/${partie}/answer`, {accept: action === "accept"}, errorBox, buttons);
       });
     }

@@ -69,12 +69,19 @@
       case "out": return fill(L.out, {name: who(e.seat)});
       case "offer": case "give_back": {
         const to = e.type === "offer" ? (e.seat + 1) % T.seats.length : lastOfferer;
-        if (e.type === "offer") lastOfferer = e.seat;
+        if (e.type === "offer") { lastOfferer = e.seat; offerOpen = true; } else offerOpen = false;
         return fill(e.card ? L[e.type] : L[e.type + "_hidden"], {name: who(e.seat), to: who(to), card: e.card ? theCard(e.card) : ""});
       }
       case "draw": return fill(e.card ? L.draw : L.draw_hidden, {name: who(e.seat), card: e.card ? theCard(e.card) : ""});
       case "return": return fill(e.card ? L.return : L.return_hidden, {name: who(e.seat), card: e.card ? theCard(e.card) : ""});
-      case "announce": return fill(L.announce, {name: who(e.seat)});
+      case "announce": {
+        // The asked player announces instead of giving back: the offer is withdrawn, and
+        // nothing changes hands (RULES.md §1).
+        const withdrawn = offerOpen && lastOfferer !== null && e.seat === (lastOfferer + 1) % T.seats.length;
+        offerOpen = false;
+        const said = fill(L.announce, {name: who(e.seat)});
+        return withdrawn ? said + " " + fill(L.offer_withdrawn, {name: who(lastOfferer)}) : said;
+      }
       case "showdown": return e.winner === null || e.winner === undefined ? "" :
         fill(L.showdown, {name: who(e.winner), combination: combinationOf(e.hands[String(e.winner)]) || W.reason[e.combination] || ""});
       case "void": return L.void;
@@ -89,6 +96,7 @@
     }
   }
   let lastOfferer = null;
+  let offerOpen = false;  // an offer not yet answered
   let lastCard = null;  // the card the run has reached, as the log goes
   let lastMover = null;  // the seat of the last move, marked on the table
   function successor(card) {
@@ -551,7 +559,7 @@
     reloading = reloading || [];
     reloads = reloads.then(async () => {
       chain.reset();
-      logged = 0; lastOfferer = null; lastCard = null; lastMover = null;
+      logged = 0; lastOfferer = null; offerOpen = false; lastCard = null; lastMover = null;
       $("log").innerHTML = "";
       try {
         await refresh();
@@ -583,6 +591,12 @@
     $("closed").textContent = W.partie_over;
     $("closed").hidden = false;
     if ($("leave")) $("leave").hidden = true;
+    if (T.soiree && T.urls.results) {  // the soirée's standings so far, and at its close
+      const link = document.createElement("a");
+      link.href = T.urls.results;
+      link.textContent = W.soiree_results;
+      $("closed").append(" ", link);
+    }
     if (!T.soiree || T.your_seat === null) return;
     for (let i = 0; i < 180; i++) {
       const r = await api(`/api/soirees/${T.soiree}/my-table`);
@@ -654,7 +668,7 @@
       const v = Object.assign({}, step.view);
       const over = pos === steps.length - 1;
       current = {view: v, to_act: over ? [] : step.to_act, status: over ? "over" : "playing"};
-      logged = 0; lastOfferer = null; lastCard = null; lastMover = null;
+      logged = 0; lastOfferer = null; offerOpen = false; lastCard = null; lastMover = null;
       $("log").innerHTML = "";
       logEvents(steps.slice(0, pos + 1).map(s => s.event));
       drawSeats(current);
@@ -715,7 +729,7 @@
       const over = !!b.result;
       current = {view: b.view, to_act: b.to_act, status: over ? "over" : "playing"};
       // The log: the hand as played up to the branch, then the branch's own events.
-      logged = 0; lastOfferer = null; lastCard = null; lastMover = null;
+      logged = 0; lastOfferer = null; offerOpen = false; lastCard = null; lastMover = null;
       $("log").innerHTML = "";
       logEvents(eventsUpTo(branch.from_seq).concat(b.events.map((e, i) => Object.assign({}, e, {seq: branch.from_seq + i + 1}))));
       $("log").querySelectorAll("li").forEach(li => li.classList.toggle("branch", Number(li.dataset.seq) > branch.from_seq));
