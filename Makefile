@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml
 run: export DJANGO_SETTINGS_MODULE = config.settings.local
 run: $(STAMP)
 	$(BIN)/python manage.py migrate --noinput
-	$(BIN)/python manage.py demo_soiree --if-empty --human alice
+	$(BIN)/python manage.py demo_soiree --if-empty --human alice --addr $(or $(ADDR),127.0.0.1:8000)
 	$(BIN)/python manage.py serve $(or $(ADDR),127.0.0.1:8000)
 
 test: $(STAMP)

@@ -13,7 +13,7 @@ from django.utils import timezone
 from games.models import Hand, Partie
 from games.services import deadline_fire, partie_tick
 from tournaments.models import Soiree
-from tournaments.services import soiree_open
+from tournaments.services import soiree_close_now, soiree_open
 
 pytestmark = pytest.mark.django_db
 
@@ -53,3 +53,24 @@ def test_the_demo_s_time_out_can_still_be_chosen() -> None:
                  stdout=io.StringIO())
 
     assert Soiree.objects.get().move_timeout == timedelta(seconds=12)
+
+
+def test_the_demo_outlasts_a_newcomer_and_a_closed_one_is_followed_by_a_new_one() -> None:
+    said = io.StringIO()
+    call_command("demo_soiree", "--if-empty", "--human", "alice", "--addr", "0.0.0.0:8765",
+                 stdout=said)
+    first = Soiree.objects.get()
+    assert first.ends_at - first.starts_at == timedelta(hours=2)
+    assert "http://0.0.0.0:8765/" in said.getvalue()
+    again = io.StringIO()
+    call_command("demo_soiree", "--if-empty", "--human", "alice", stdout=again)
+    assert Soiree.objects.count() == 1 and "under way" in again.getvalue()
+    # Once it has closed, `make run` starts a new evening rather than show a closed one.
+    soiree_open(soiree=first, at=first.starts_at)
+    soiree_close_now(soiree=first, at=timezone.now())
+    Soiree.objects.filter(pk=first.pk).update(status=Soiree.Status.CLOSED)
+    call_command("demo_soiree", "--if-empty", "--human", "alice", stdout=io.StringIO())
+    newest = Soiree.objects.exclude(pk=first.pk).get()
+    assert newest.status == Soiree.Status.SCHEDULED
+    assert newest.registrations.filter(user__username="alice",
+                                       checked_in_at__isnull=False).exists()

@@ -8,6 +8,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandParser
+from django.db.models import Q
 from django.utils import timezone
 
 from tournaments.models import Club, Membership, Season, Soiree
@@ -20,7 +21,8 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--game", choices=["comet", "commere"], default="comet")
-        parser.add_argument("--minutes", type=float, default=10, help="Length of the evening")
+        # Long enough to outlast a newcomer's arrival and his first hands.
+        parser.add_argument("--minutes", type=float, default=120, help="Length of the evening")
         parser.add_argument("--tables", type=int, default=3, help="Tables of bots to open")
         parser.add_argument("--human", metavar="USERNAME",
                             help="Also check in this person (password: USERNAME-pass)")
@@ -31,11 +33,18 @@ class Command(BaseCommand):
         parser.add_argument("--pause", type=float, default=2.0)
         parser.add_argument("--deals", type=int, default=8, help="Hands per partie")
         parser.add_argument("--if-empty", action="store_true",
-                            help="Do nothing if a soirée already exists (for `make run`)")
+                            help="Do nothing if a soirée is under way or still to come (for "
+                                 "`make run`): one that has ended is followed by a new one")
+        parser.add_argument("--addr", default="127.0.0.1:8000",
+                            help="The address the service is served at, to print")
 
     def handle(self, *args: Any, **opts: Any) -> None:
-        if opts["if_empty"] and Soiree.objects.exists():
-            self.stdout.write("Demo data already present.")
+        live = Soiree.objects.filter(Q(status=Soiree.Status.OPEN)
+                                     | Q(status=Soiree.Status.SCHEDULED,
+                                         ends_at__gt=timezone.now()))
+        if opts["if_empty"] and live.exists():
+            self.stdout.write(f"A demo soirée is under way: http://{opts['addr']}/ "
+                              f"(player: alice / alice-pass; organiser: olga / olga-pass).")
             return
         users = get_user_model().objects
         now = timezone.now()
@@ -84,5 +93,5 @@ class Command(BaseCommand):
             f"{timezone.localtime(soiree.ends_at, club.zone()):%H:%M}: {opts['tables']} "
             f"table(s) of bots"
             f"{' and a seat for ' + names[0] if names else ''}.\n"
-            f"Watch it at http://127.0.0.1:8000/ (organiser: olga / olga-pass)."
+            f"Watch it at http://{opts['addr']}/ (organiser: olga / olga-pass)."
         )
