@@ -204,8 +204,16 @@ def _sign_in(page: Page, server: Any, path: str, username: str) -> list[str]:
     return errors
 
 
+_OUT_OF_VIEW = """() => [...document.querySelectorAll(
+    '#hand button:not([disabled]), #actions button, #tray-clock:not([hidden])')]
+  .filter(b => { const r = b.getBoundingClientRect();
+    return r.top < 0 || r.left < 0 || r.bottom > innerHeight || r.right > innerWidth; })
+  .map(b => b.id || b.dataset.card || b.textContent)"""
+
+
 def _play_out(page: Page, prefer: str = "", keyboard: bool = False,
-              kinds: set[str] | None = None, prefer_blocked: bool = False) -> list[str]:
+              kinds: set[str] | None = None, prefer_blocked: bool = False,
+              in_view: bool = False) -> list[str]:
     """Click (or Tab and Enter) a legal card or move until the hand is over; returns what was
     clicked. ``prefer``: the accessible name of a button to click whenever it is offered."""
     clicked: list[str] = []
@@ -220,6 +228,10 @@ def _play_out(page: Page, prefer: str = "", keyboard: bool = False,
             page.wait_for_timeout(100)
             continue
         seq = page.evaluate("window.tablePage.current().seq")
+        if in_view:  # what she may play, and her countdown, in view without a scroll
+            assert page.evaluate(_OUT_OF_VIEW) == [], clicked
+            assert page.evaluate("scrollY") == 0 and page.evaluate(
+                "document.documentElement.scrollWidth") <= page.viewport_size["width"]
         if kinds is not None:  # the kinds of decision the person was asked to make
             kinds.update(page.evaluate(
                 "window.tablePage.current().legal_moves.map(m => m.type)"))
@@ -524,4 +536,44 @@ def test_a_click_that_lost_to_the_time_out_rule_says_so_and_the_message_clears(
     wait_for_js(page, mine)
     page.locator("#hand button:not([disabled])").first.click()
     wait_for_js(page, "document.getElementById('error').textContent === ''")
+    assert errors == []
+
+
+@pytest.mark.parametrize("live_server_process", ["embedded"], indirect=True)
+@pytest.mark.parametrize("game", ["commere", "comet"])
+def test_on_a_phone_your_cards_and_the_comet_are_in_view_without_a_scroll(
+        live_server_process: Any, page: Page, django_user_model: Any, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch, game: str) -> None:
+    """At 390 x 844 a whole Ma commère round, and a Comet hand in which she holds the Comet,
+    are played without one scroll: her playable cards, her buttons (the Comet's among them)
+    and her countdown sit in the tray at the bottom."""
+    if game == "commere":
+        monkeypatch.setattr("games.services.parties.new_seed",
+                            seed_stream(_commere_seed_base()))
+        options: dict[str, Any] = {"compulsory_announce": False}
+        bots, window = 3, timedelta(0)
+    else:
+        seed = _comet_seed()
+        monkeypatch.setattr("games.services.parties.new_seed", lambda: seed)
+        options, bots, window = {}, 2, timedelta(milliseconds=300)
+    alice = django_user_model.objects.create_user("alice", password=PASSWORD)
+    partie = casual_table_create(creator=alice, game=game, players=[alice],
+                                 bots=["heuristic"] * bots, at=timezone.now(), options=options,
+                                 move_timeout=timedelta(seconds=30),
+                                 forced_move_delay=timedelta(0), comet_window=window,
+                                 pause_between_hands=timedelta(minutes=10))
+    if game == "comet":
+        services.seat_comet_order(partie_id=partie.pk, user=alice, order="ask")
+    hand = Hand.objects.get(partie=partie)
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.context.set_extra_http_headers({"Accept-Language": "fr-FR,fr"})
+    errors = _sign_in(page, live_server_process, f"/hands/{hand.pk}/", "alice")
+    wait_for_js(page, "window.tablePage && window.tablePage.current() !== null")
+    if game == "comet":  # the Comet's button, whenever it may be played: in view too
+        wait_for_js(page, "document.querySelector('#actions button') !== null")
+        assert page.evaluate(_OUT_OF_VIEW) == []
+        shot(page, tmp_path, "comet-phone-fr")
+    _play_out(page, in_view=True)
+    shot(page, tmp_path, f"{game}-phone-over-fr")
+    assert page.locator("#result").is_visible() and page.evaluate("scrollY") == 0
     assert errors == []

@@ -421,15 +421,19 @@
   function drawClock(h) {
     clearInterval(ticking);
     const mine = (h.to_act || []).includes(T.your_seat);
-    if (!h.deadline || h.status === "over") { $("clock").hidden = true; return; }
+    const tray = $("tray-clock");
+    if (!h.deadline || h.status === "over") { $("clock").hidden = true; tray.hidden = true; return; }
     const end = new Date(h.deadline).getTime();
     $("clock").hidden = false;
+    tray.hidden = false;
     $("deadline").textContent = fill(W.deadline, {time: clockFormat.format(new Date(end))});
     announced = 0;
     const tick = () => {
       const left = Math.max(0, Math.ceil((end - Date.now()) / 1000));
       $("countdown").textContent = `${left} s`;
+      tray.textContent = `${left} s`;  // beside the cards, in a phone's tray
       $("clock").classList.toggle("urgent", mine && left <= 10);
+      tray.classList.toggle("urgent", mine && left <= 10);
       // Near the end, once at 10 s and once at 5 s, the screen reader is told.
       if (mine && (left === 10 || left === 5) && announced !== left) {
         announced = left;
