@@ -9,13 +9,14 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
+from django.utils.cache import get_conditional_response
+from django.utils.translation import get_language, pgettext
 from django.utils.translation import gettext as _
-from django.utils.translation import pgettext
 
 from tournaments import sheets
 from tournaments.models import Soiree
 from tournaments.permissions import may_organise
-from tournaments.selectors import season_standings, soiree_tables
+from tournaments.selectors import projection_version, season_standings, soiree_tables
 
 from .access import viewable_season, viewable_soiree
 from .ratings import season_ratings
@@ -52,7 +53,7 @@ def results_page(request: HttpRequest, soiree_id: int) -> HttpResponse:
             "soiree": soiree, "players": sheets.standings_rows(soiree),
             "game_column": sheets.GAME_COLUMN.get(soiree.game, "comets"),
             "transfers": sheets.settlement_lines(soiree),
-            "hands": sheets.hands_of(soiree)})
+            "hands": sheets.hands_page(soiree, request.GET.get("hands"))})
 
 
 @login_required
@@ -101,9 +102,16 @@ def results_pdf(request: HttpRequest, soiree_id: int) -> HttpResponse:
 def chips_chart(request: HttpRequest, soiree_id: int) -> HttpResponse:
     """Each player's chips over the evening, hand by hand, as an SVG chart."""
     soiree = viewable_soiree(request, soiree_id)
+    # The chart changes only with the soirée's read models: a browser that has this version
+    # of it is answered 304, drawing nothing.
+    etag = f'"chart-{soiree.pk}-{projection_version(soiree=soiree)}-{get_language()}"'
+    unchanged = get_conditional_response(request, etag=etag)
+    if unchanged is not None:
+        return unchanged
     svg = sheets.chips_chart_svg(soiree, title=_("Chips over the evening"))
     answer = HttpResponse(svg, content_type="image/svg+xml; charset=utf-8")
-    answer["Cache-Control"] = "no-store"  # it grows with every hand
+    answer["ETag"] = etag
+    answer["Cache-Control"] = "private, no-cache"  # asked again each time, 304 if unchanged
     return answer
 
 

@@ -155,6 +155,20 @@ def partie_results(*, partie: Partie,
                 .order_by("hand__number", "seq").values_list("type", "payload"))
 
 
+def hand_outcome(*, hand_id: Any) -> tuple[dict[str, Any], list[int]]:
+    """A finished hand's result (its ``hand_over`` event's) and the seats that played a
+    Comet in it, read from its own events."""
+    result: dict[str, Any] = {"net": {}}
+    comets: list[int] = []
+    for kind, payload in (HandEvent.objects.filter(hand_id=hand_id, type__in=["hand_over", "comet"])
+                          .order_by("seq").values_list("type", "payload")):
+        if kind == "hand_over":
+            result = payload["result"]
+        else:
+            comets.append(int(payload["seat"]))
+    return result, comets
+
+
 def hand_events(*, hand: Hand, user: AbstractBaseUser | AnonymousUser) -> list[dict[str, Any]]:
     """The hand's events as the requester may see them; a version-3 hand's with their chain
     and seals, so that he can check every hash."""

@@ -14,3 +14,6 @@ committed = Signal()
 #: before it commits, so that what a receiver stores from it (a read model of the soirée)
 #: commits or rolls back with the hand's last event. A receiver that fails fails the command.
 hand_ended = Signal()
+#: ``partie``: the partie has just closed (its pot shared, if any). Sent inside the close's
+#: transaction, as ``hand_ended`` is.
+partie_ended = Signal()

@@ -175,29 +175,40 @@ def settlement(
     )
 
 
-#: What ``source_totals`` may group by: the account, its owner's username, the entry's source.
+#: What ``source_totals`` may group by: the account, its owner (username or id), the entry
+#: (id, source or idempotency key).
 TOTAL_KEYS = {"account": "account_id", "owner": "account__owner__username",
-              "source": "entry__source"}
+              "owner_id": "account__owner_id", "source": "entry__source", "entry": "entry_id",
+              "key": "entry__idempotency_key"}
 
 
 def source_totals(
-    *, prefixes: Sequence[str] = (), sources: Sequence[str] = (), club_key: str | None = None,
+    *, prefixes: Sequence[str] = (), sources: Sequence[str] = (), entries: Sequence[int] = (),
+    keys: Sequence[str] = (), club_key: str | None = None, accounts: Sequence[int] = (),
     by: str | tuple[str, ...] = "account", owned_only: bool = False,
     exclude_refs: Sequence[str] = (),
 ) -> dict[Any, int]:
-    """The chips the entries of some sources moved, summed in the database per ``by`` (a key
-    of ``TOTAL_KEYS``, or a tuple of them: the dict's keys are then tuples). A source is
-    chosen by one of ``prefixes`` (``"hand:<id>/"``) or exactly (``sources``). ``owned_only``
-    keeps players' accounts; ``exclude_refs`` leaves accounts of those refs out. Totals of 0
-    are left out."""
+    """The chips some entries moved, summed in the database per ``by`` (a key of
+    ``TOTAL_KEYS``, or a tuple of them: the dict's keys are then tuples). An entry is chosen
+    by its source, one of ``prefixes`` (``"hand:<id>/"``) or exactly (``sources``), by its id
+    (``entries``) or by its idempotency key (``keys``); the last two are index lookups, where
+    a source is a scan of the entries. ``accounts`` keeps the lines of those accounts only,
+    ``owned_only`` players' accounts; ``exclude_refs`` leaves accounts of those refs out.
+    Totals of 0 are left out."""
     chosen = Q()
     for prefix in prefixes:
         chosen |= Q(entry__source__startswith=prefix)
     if sources:
         chosen |= Q(entry__source__in=list(sources))
+    if entries:
+        chosen |= Q(entry_id__in=list(entries))
+    if keys:
+        chosen |= Q(entry__idempotency_key__in=list(keys))
     if not chosen:
         return {}
     lines = Posting.objects.filter(chosen)
+    if accounts:
+        lines = lines.filter(account_id__in=list(accounts))
     if club_key is not None:
         lines = lines.filter(entry__club_key=club_key)
     if owned_only:

@@ -162,7 +162,8 @@ class SoireeAdmin(admin.ModelAdmin):
 
     @admin.display(description=gettext_lazy("Standings"))
     def standings_table(self, obj: Soiree) -> str:
-        return _standings_html((obj.standings or {}).get("players", []))
+        standings = selectors.soiree_standings(soiree=obj) if obj.pk else None
+        return _standings_html((standings or {}).get("players", []))
 
     @admin.display(description=gettext_lazy("Settlement"))
     def settlement_json(self, obj: Soiree) -> str:

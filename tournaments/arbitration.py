@@ -31,10 +31,11 @@ from ledger import selectors as ledger_selectors
 from ledger import services as ledger
 from ledger.models import Account
 
-from . import ratings, selectors
+from . import projections, ratings, selectors
 from .errors import NotAuditor, SoireeError, SoireeState
 from .models import Dispute, Membership, Ruling, Soiree, SoireeTable, WhatIf
 from .permissions import has_role, may_audit
+from .services.door import soiree_seats_changed
 
 
 def _soiree_of(hand: Hand) -> Soiree:
@@ -150,6 +151,7 @@ def rule(*, dispute: Dispute, arbiter: AbstractBaseUser, kind: str, reason: str,
     with transaction.atomic():
         # One ruling at a time on a dispute: the hand's row is the lock.
         Hand.objects.select_for_update().get(pk=hand.pk)
+        voided_before = selectors.hand_voided(hand=hand)
         delta = _delta(dispute, kind, corrections, wallets)
         if kind == Ruling.Kind.ADJUSTED:
             # An adjustment takes from the players it names only, and never more than they
@@ -161,6 +163,9 @@ def rule(*, dispute: Dispute, arbiter: AbstractBaseUser, kind: str, reason: str,
                           "him for %(asks)s. Ask for no more than he holds.")
                         % {"name": line["player"], "holds": line["holds"],
                            "asks": -line["moves"]})
+        # Chips given back may seat a player who was broke: the clock looks again (the
+        # soirée's row before the ledger's accounts, in the tick's order).
+        soiree_seats_changed(soiree=dispute.soiree)
         memo = (f"Ruling ({kind}) on dispute {dispute.pk}, hand {hand.number} of "
                 f"{hand.partie.table_label}: {reason[:120]}")
         entries, short = _post(dispute, f"dispute:{dispute.pk}/ruling:{request_id}", memo,
@@ -172,6 +177,7 @@ def rule(*, dispute: Dispute, arbiter: AbstractBaseUser, kind: str, reason: str,
             dispute=dispute, arbiter=arbiter, at=at, kind=kind, reason=reason,
             corrections=corrections, request_id=request_id, entries=entries, cites=cites,
             shortfall={names.get(a, accounts[a].name): n for a, n in short.items()})
+        projections.ruling_add(ruling=ruling, hand=hand, voided_before=voided_before)
         _follow_soiree(dispute.soiree_id, at)
         return ruling
 
@@ -272,16 +278,17 @@ def _post(dispute: Dispute, source: str, memo: str, delta: dict[int, int],
 
 
 def _follow_soiree(soiree_id: int, at: datetime) -> None:
-    """A closed soirée's standings follow the ruling; its settlement keeps the transfers it
-    showed and gains the correcting ones; its season's ratings are rated again."""
+    """A closed soirée's standings follow the ruling (read from its read models, which the
+    ruling has just moved); its settlement keeps the transfers it showed and gains the
+    correcting ones; its season's ratings are rated again."""
     if not Soiree.objects.filter(pk=soiree_id, status=Soiree.Status.CLOSED).exists():
-        return  # an open soirée computes its standings at its close, rulings included
+        return  # an open soirée's standings are its read models, the ruling in them
     with transaction.atomic():
         soiree = Soiree.objects.select_for_update().get(pk=soiree_id)
         if soiree.standings is None:
             return
-        soiree.standings = selectors.standings_compute(soiree=soiree,
-                                                      at=soiree.closed_at or at)
+        soiree.standings = {**selectors.standings_read(soiree=soiree),
+                            "computed_at": (soiree.closed_at or at).isoformat()}
         soiree.settlement = selectors.settlement_corrected(soiree.settlement or {},
                                                           soiree.standings, at)
         soiree.save(update_fields=["standings", "settlement"])

@@ -192,6 +192,13 @@ class Soiree(models.Model):
                     "times are kept"))
     closed_at = models.DateTimeField(verbose_name=_("closed at"), null=True, blank=True)
     cancelled_at = models.DateTimeField(verbose_name=_("cancelled at"), null=True, blank=True)
+    # The clock's mark of what it has seated (tournaments/services/soirees.py, soiree_tick):
+    # the tick reads only soirées whose count of parties over has grown past it, or that a
+    # change at the door or the seats emptied.
+    seated_over = models.PositiveIntegerField(
+        verbose_name=_("parties over when seated"), null=True, blank=True, editable=False,
+        help_text=_("How many of its tables' parties were over when the clock last seated its "
+                    "tables; empty: seat them again at the next tick"))
     standings = models.JSONField(verbose_name=_("standings"), null=True, blank=True)
     settlement = models.JSONField(verbose_name=_("settlement"), null=True, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, verbose_name=_("created by"),
@@ -473,3 +480,58 @@ class RatingChange(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} after {self.partie_id}: {self.ordinal:.2f}"
+
+
+class SoireeProjection(models.Model):
+    """The head of a soirée's read models (``SoireeStanding``, tournaments/projections.py):
+    ``version`` moves with every change to them, so that a page asks whether anything changed
+    for the price of one row; ``hands`` counts the soirée's ended hands. Every writer of the
+    rows takes this row's lock first: the hands of several tables, a ruling and the door
+    then add to the same rows one after the other."""
+
+    soiree = models.OneToOneField(Soiree, verbose_name=_("soirée"), primary_key=True,
+                                  on_delete=models.CASCADE, related_name="projection")
+    version = models.PositiveBigIntegerField(verbose_name=_("version"), default=0)
+    hands = models.PositiveIntegerField(verbose_name=_("hands ended"), default=0)
+    updated_at = models.DateTimeField(verbose_name=_("updated at"), null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("soirée projection")
+        verbose_name_plural = _("soirée projections")
+
+    def __str__(self) -> str:
+        return f"projection of soirée {self.soiree_id} (version {self.version})"
+
+
+class SoireeStanding(models.Model):
+    """One player's line of a soirée's standings and results sheet, kept as the hands end and
+    the rulings and the door move chips (a read model: ``manage.py rebuild_projections``
+    computes it again from the events and the ledger). ``listed``: he played a hand of it
+    (one only checked in has his buy-in here, and no line in the standings). ``chart``: his
+    net at the end of each stretch of the evening in which it moved, ``[[stretch, net], …]``
+    (``projections.chart_stretch``)."""
+
+    soiree = models.ForeignKey(Soiree, verbose_name=_("soirée"), on_delete=models.CASCADE,
+                               related_name="standing_rows")
+    player = models.ForeignKey(settings.AUTH_USER_MODEL, verbose_name=_("player"),
+                               on_delete=models.PROTECT, related_name="+")
+    bot = models.BooleanField(verbose_name=_("bot"), default=False)
+    listed = models.BooleanField(verbose_name=_("listed"), default=False)
+    net = models.BigIntegerField(verbose_name=_("net"), default=0)
+    hands = models.PositiveIntegerField(verbose_name=_("hands"), default=0)
+    hands_won = models.PositiveIntegerField(verbose_name=_("hands won"), default=0)
+    comets = models.PositiveIntegerField(verbose_name=_("Comets"), default=0)
+    tricons = models.PositiveIntegerField(verbose_name=_("tricons"), default=0)
+    buy_in = models.BigIntegerField(verbose_name=_("buy-in"), default=0)
+    rebuys = models.BigIntegerField(verbose_name=_("rebuys"), default=0)
+    chart = models.JSONField(verbose_name=_("chart"), default=list, blank=True)
+
+    class Meta:
+        verbose_name = _("standing")
+        verbose_name_plural = _("standings")
+        constraints = [
+            models.UniqueConstraint(fields=["soiree", "player"], name="soiree_standing_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.player} at soirée {self.soiree_id}: {self.net:+d}"

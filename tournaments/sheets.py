@@ -10,32 +10,68 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from django.core.paginator import Page, Paginator
+from django.db.models import QuerySet
 from django.utils import timezone
+from django.utils.functional import cached_property
 from django.utils.html import escape
 from django.utils.translation import gettext as _
 from fpdf import FPDF
 
 from games import selectors as game_selectors
-from games.models import Hand, Partie
-from ledger import selectors as ledger_selectors
+from games.models import Hand
 
 from .models import Soiree
-from .selectors import CLUB, rulings_net
+from .selectors import CLUB, chart_read, paid_read, projection_hands, soiree_standings
+
+#: The hands the results page lists at a time: a page of the sheet costs the same at the
+#: evening's 50th hand as at its 5,000th. The PDF lists them all.
+HANDS_PER_PAGE = 50
+
+
+def _finished_hands(soiree: Soiree) -> QuerySet[Hand]:
+    return (Hand.objects.filter(partie__soiree_table__soiree=soiree, status=Hand.Status.OVER)
+            .select_related("partie__soiree_table")
+            .order_by("partie__soiree_table__number", "partie__soiree_table__round", "number"))
 
 
 def hands_of(soiree: Soiree) -> list[dict[str, Any]]:
-    """Every finished hand of the evening, table by table, with its verification digest."""
-    hands = (Hand.objects.filter(partie__soiree_table__soiree=soiree, status=Hand.Status.OVER)
-             .select_related("partie", "partie__soiree_table", "secret")
-             .prefetch_related("partie__seats")
-             .order_by("partie__soiree_table__number", "partie__soiree_table__round", "number"))
+    """Every finished hand of the evening, table by table, with the service's verdict on its
+    record and its verification digest."""
     out = []
-    for hand in hands:
+    for hand in _finished_hands(soiree).select_related("secret").prefetch_related(
+            "partie__seats"):
         checked = game_selectors.hand_verification(hand=hand)
         table = hand.partie.soiree_table
         out.append({"table": table.number, "partie": table.round, "hand": hand.number,
                     "id": str(hand.pk), "ok": checked["ok"], "digest": checked["digest"]})
     return out
+
+
+class _Counted(Paginator):
+    """A paginator told how many there are (a stored count), rather than counting them."""
+
+    def __init__(self, object_list: Any, per_page: int, *, count: int | None) -> None:
+        super().__init__(object_list, per_page)
+        self._count = count
+
+    @cached_property
+    def count(self) -> int:
+        return super().count if self._count is None else self._count
+
+
+def hands_page(soiree: Soiree, number: Any) -> Page[dict[str, Any]]:
+    """A page of the evening's finished hands (``HANDS_PER_PAGE``, the first if ``number``
+    is not one), each with its digest: the hash its record's chain ends with, as the hand's
+    row keeps it. Verifying a record replays it (milliseconds a hand): the audit page does,
+    for one hand, and the PDF for all of them; a page read many times does not."""
+    page = _Counted(_finished_hands(soiree), HANDS_PER_PAGE,
+                    count=projection_hands(soiree=soiree)).get_page(number)
+    page.object_list = [{"table": hand.partie.soiree_table.number,
+                         "partie": hand.partie.soiree_table.round, "hand": hand.number,
+                         "id": str(hand.pk), "digest": hand.last_hash}
+                        for hand in page.object_list]
+    return page
 
 
 def _csv_columns() -> dict[str, str]:
@@ -107,8 +143,8 @@ def standings_rows(soiree: Soiree) -> list[dict[str, Any]]:
     """The people's standings with each one's rank, buy-in, rebuys and final chips (buy-in +
     rebuys + net), then the club's bots apart (``kind`` "bot", no rank): a bot plays the
     club's chips, with neither buy-in nor rebuy (``None``)."""
-    standings = soiree.standings or {}
-    paid = _chips_paid(soiree)
+    standings = soiree_standings(soiree=soiree) or {}
+    paid = paid_read(soiree=soiree)
     rows = []
     for rank, row in enumerate(standings.get("players", []), start=1):
         buy_in, rebuys = paid.get(row["player"], (None, None))
@@ -121,19 +157,6 @@ def standings_rows(soiree: Soiree) -> list[dict[str, Any]]:
                      "kind": _("bot of the club"), "buy_in": None, "rebuys": None,
                      "final_chips": None})
     return rows
-
-
-def _chips_paid(soiree: Soiree) -> dict[str, tuple[int, int]]:
-    """Each player's buy-in and rebuys at the soirée, summed from the ledger's wallet lines
-    of its buy-in and rebuy entries."""
-    buy_in, rebuy = f"soiree:{soiree.pk}/buy-in", f"soiree:{soiree.pk}/rebuy"
-    totals = ledger_selectors.source_totals(sources=[buy_in, rebuy], club_key=soiree.club.slug,
-                                            by=("owner", "source"), owned_only=True)
-    paid: dict[str, tuple[int, int]] = {}
-    for (name, source), chips in totals.items():
-        first, more = paid.get(name, (0, 0))
-        paid[name] = (first + chips, more) if source == buy_in else (first, more + chips)
-    return paid
 
 
 def _unicode_pdf() -> FPDF:
@@ -232,32 +255,11 @@ COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8
 
 
 def chips_over_the_evening(soiree: Soiree) -> dict[str, list[int]]:
-    """Each player's net chips after each hand of the evening (every table's hands, in the
-    order they ended): the standings' net, hand by hand."""
-    parties = list(Partie.objects.filter(soiree_table__soiree=soiree)
-                   .prefetch_related("seats__player"))
-    names = {p.pk: {s.number: s.player.get_username() for s in p.seats.all()} for p in parties}
-    lines: dict[str, list[int]] = {}
-    running: dict[str, int] = {}
-    results = game_selectors.hand_results(parties=parties)
-    for i, row in enumerate(results):
-        for seat, net in row["result"]["net"].items():
-            name = names[row["partie"]][int(seat)]
-            if name not in lines:
-                lines[name] = [0] * i
-            running[name] = running.get(name, 0) + net
-        for name in lines:
-            lines[name].append(running.get(name, 0))
-    # The rulings last, as one more point: the hands stay as they were played, a voided one
-    # too, and the rulings' chips (a void's sent back) move each line to its standing net.
-    ruled = rulings_net(soiree=soiree)
-    if any(ruled.values()):
-        for name, net in ruled.items():
-            lines.setdefault(name, [0] * len(results))
-            running[name] = running.get(name, 0) + net
-        for name in lines:
-            lines[name].append(running.get(name, 0))
-    return lines
+    """Each player's net chips over the evening (its read model, ``chart_read``): a point at
+    the end of every stretch of it in which a hand ended or a ruling moved chips, the lines
+    ending at the standings' nets. The hands stay as they were played, a voided one too; a
+    ruling's chips move the lines at its time (after the close: at the end)."""
+    return chart_read(soiree=soiree)
 
 
 def chips_chart_svg(soiree: Soiree, *, title: str, width: int = 640,
@@ -286,7 +288,7 @@ def chips_chart_svg(soiree: Soiree, *, title: str, width: int = 640,
              f'<text x="{left - 6}" y="{y(high) + 4:.1f}" text-anchor="end">{high}</text>',
              f'<text x="{left - 6}" y="{y(low) + 4:.1f}" text-anchor="end">{low}</text>']
     ranked = sorted(lines.items(), key=lambda item: -item[1][-1] if item[1] else 0)
-    standings = soiree.standings or {}
+    standings = soiree_standings(soiree=soiree) or {}
     names = {r["player"]: r.get("name") or r["player"]
              for r in standings.get("players", []) + standings.get("bots", [])}
     for k, (player, points) in enumerate(ranked):

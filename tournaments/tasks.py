@@ -1,8 +1,9 @@
 """The soirée clock: open soirées at their start time, keep their tables going, close them.
 
 Run by Celery beat every ``ACADEMIE_CLOCK_SECONDS`` (config/celery.py), or by the embedded
-clock thread (``manage.py serve``). Each step re-reads the soirée under a row lock, so a late or
-duplicated tick does nothing twice.
+clock thread (``manage.py serve``). A tick reads which soirées have work (``soirees_due``) and
+touches only those; each step re-reads its soirée under a row lock, so a late or duplicated
+tick does nothing twice.
 """
 
 from __future__ import annotations
@@ -15,21 +16,17 @@ from django.utils import timezone
 from config.errors import DomainError
 
 from .errors import SoireeState
-from .models import Soiree
 from .services import soiree_open, soiree_tick
+from .services.soirees import soirees_due
 
 logger = logging.getLogger(__name__)
 
 
 @shared_task(acks_late=True, ignore_result=True)
 def soiree_clock() -> int:
-    now = timezone.now()
+    to_open, to_tick = soirees_due(at=timezone.now())
     steps = 0
-    # A soirée nobody has arrived at waits (its manage page says so) rather than open with
-    # bots alone; the tick after its first check-in opens it.
-    for soiree in Soiree.objects.filter(
-            status=Soiree.Status.SCHEDULED, starts_at__lte=now,
-            registrations__checked_in_at__isnull=False).distinct():
+    for soiree in to_open:
         try:
             soiree_open(soiree=soiree, at=timezone.now())
             steps += 1
@@ -37,7 +34,7 @@ def soiree_clock() -> int:
             pass  # another clock opened it first
         except DomainError as exc:  # a rule of the soirée, a seat, a buy-in
             logger.warning("soirée %s cannot open: %s", soiree.pk, exc)
-    for soiree in Soiree.objects.filter(status=Soiree.Status.OPEN):
+    for soiree in to_tick:
         try:
             soiree_tick(soiree=soiree, at=timezone.now())
             steps += 1

@@ -10,6 +10,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils.translation import gettext as _
 
+from games import signals
 from games.engine.bots import LEVELS
 from games.engine.deal import commitment, new_seed
 from games.engine.registry import get_game
@@ -314,4 +315,5 @@ def partie_close(*, partie: Partie, at: datetime, outbox: Outbox | None = None) 
         partie.ended_at = at
         partie.next_hand_at = None
         partie.save(update_fields=["status", "ended_at", "next_hand_at"])
+        signals.partie_ended.send(sender=Partie, partie=partie)
         (outbox or Outbox(partie)).close()

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import AnonymousUser
+from django.contrib.staticfiles import finders
 from django.core.exceptions import PermissionDenied
 from django.test import Client, RequestFactory, override_settings
 from django.utils import timezone, translation
@@ -152,9 +154,12 @@ def test_a_registration_through_the_api_then_the_page_offers_to_unregister_and_b
         client: Client, alice: Any, soiree: Soiree) -> None:
     client.force_login(alice)
     page = client.get(f"/soirees/{soiree.pk}/").content.decode()
-    # The page's script posts the button's action to the API, with the page's words.
+    # The page's script (a static file) posts the button's action to the API, for the
+    # page's soirée, with the page's words.
     assert "/api/soirees/{{ soiree.pk }}" not in page
-    assert f"`/api/soirees/{soiree.pk}/${{button.dataset.action}}`" in page
+    assert "frontend/soiree.js" in page and f'data-soiree="{soiree.pk}"' in page
+    script = Path(finders.find("frontend/soiree.js")).read_text(encoding="utf-8")
+    assert "`/api/soirees/${words.soiree}/${button.dataset.action}`" in script
     assert 'data-refused="Refusé : {detail}"' in page
 
     registered = client.post(f"/api/soirees/{soiree.pk}/register",

@@ -1,4 +1,7 @@
-"""The embedded default's timers fire for real, from one thread, in due-time order."""
+"""The embedded default's timers fire for real, from one thread, in due-time order.
+
+The waits are hang guards (HANG seconds), not figures: the order and the thread are what is
+asserted, so that the tests pass on a loaded machine."""
 
 import threading
 import time
@@ -11,6 +14,7 @@ from games.scheduling import ThreadTimers
 FIRED: list[tuple[str, str, float]] = []
 DONE = threading.Event()
 TASK = "tests.games.test_thread_timers.record"
+HANG = 60
 
 
 def record(name: str, expected: int) -> None:
@@ -33,7 +37,7 @@ def test_thread_timers_fire_each_task_once_in_due_order_from_one_thread() -> Non
     timers.schedule(now + timedelta(milliseconds=300), TASK, ["late", 3])
     timers.schedule(now + timedelta(milliseconds=100), TASK, ["early", 3])
     timers.schedule(now - timedelta(seconds=1), TASK, ["overdue", 3])
-    assert DONE.wait(5), f"only {FIRED} fired"
+    assert DONE.wait(HANG), f"only {FIRED} fired"
     time.sleep(0.1)  # nothing runs twice
     assert [name for name, _, _ in FIRED] == ["overdue", "early", "late"]
     assert {thread for _, thread, _ in FIRED} == {"academie-timers"}
@@ -48,9 +52,10 @@ def test_an_earlier_timer_wakes_the_sleeping_thread() -> None:
     time.sleep(0.05)  # the thread now sleeps for an hour
     began = time.monotonic()
     timers.schedule(timezone.now() + timedelta(milliseconds=100), TASK, ["early", 1])
-    assert DONE.wait(2), "the earlier timer did not wake the thread"
+    assert DONE.wait(HANG), "the earlier timer did not wake the thread"
     assert [name for name, _, _ in FIRED] == ["early"]
-    assert 0.05 <= FIRED[0][2] - began < 1.0
+    # Not before it was due, and long before the hour the thread had gone to sleep for.
+    assert 0.05 <= FIRED[0][2] - began < HANG
     assert len(timers) == 1  # the far one still waits
 
 
@@ -60,5 +65,5 @@ def test_a_failing_timer_is_logged_and_the_next_one_still_runs(caplog) -> None:
     now = timezone.now()
     timers.schedule(now, "tests.games.test_thread_timers.no_such_task", [])
     timers.schedule(now + timedelta(milliseconds=50), TASK, ["after", 1])
-    assert DONE.wait(2)
+    assert DONE.wait(HANG)
     assert "timer tests.games.test_thread_timers.no_such_task" in caplog.text

@@ -7,13 +7,16 @@ never play, bots of kind "timeout"), so a hand lasts exactly as long as its dead
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
 import pytest
 from django.core.management import call_command
+from django.db import connection
 from django.db.models import Q
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone, translation
 
@@ -22,13 +25,15 @@ from games.models import Hand, Partie
 from games.services import deadline_fire, partie_tick
 from games.tasks import sweep_deadlines
 from ledger import selectors as ledger_selectors
+from ledger.models import Account
 from tournaments import selectors, services
 from tournaments.errors import SoireeState
-from tournaments.models import Soiree, SoireeTable
+from tournaments.models import Announcement, Soiree, SoireeTable
 from tournaments.services import soirees
 from tournaments.tasks import soiree_clock
 
 from .conftest import START, nets_by_player, parse_at, soiree_parties, timeline
+from .evenings import open_evenings
 
 pytestmark = pytest.mark.django_db
 
@@ -380,6 +385,99 @@ def test_a_table_that_cannot_start_is_skipped_and_the_others_start(clock, club, 
     soiree_clock()
     assert [t.number for t in SoireeTable.objects.filter(soiree=soiree, round=2)] == [2]
     assert "table 1 is broken" in caplog.text
+
+    # Nothing else changes, and the next tick tries table 1 again.
+    monkeypatch.setattr(soirees, "_start_table", real)
+    soiree_clock()
+    assert sorted(t.number for t in SoireeTable.objects.filter(soiree=soiree, round=2)) == [1, 2]
+
+
+# -- what a tick reads, and what it leaves alone -----------------------------------------------
+
+
+def test_a_tick_where_nothing_changed_costs_the_same_with_one_or_twenty_open_soirees(
+        django_assert_max_num_queries):
+    open_evenings(soirees=1, tables=3, prefix="one")
+    with CaptureQueriesContext(connection) as one:
+        assert soiree_clock() == 0
+    open_evenings(soirees=19, tables=3, prefix="more")
+    before = (SoireeTable.objects.count(), Hand.objects.count(), Announcement.objects.count(),
+              list(Partie.objects.order_by("pk").values_list("pk", "deal_until", "status")))
+
+    with django_assert_max_num_queries(len(one)):
+        assert soiree_clock() == 0
+
+    assert len(one) <= 2  # which soirées to open, which to tick
+    assert before == (SoireeTable.objects.count(), Hand.objects.count(),
+                      Announcement.objects.count(),
+                      list(Partie.objects.order_by("pk").values_list("pk", "deal_until",
+                                                                     "status")))
+
+
+def test_a_tick_seats_the_table_whose_partie_ended_and_opens_no_wallet_for_one_left_out(
+        clock, club, members):
+    # No buy-in at the door: a stack exists only for one who was issued chips.
+    soiree = _soiree(club, deals_per_partie=1, min_tables=2, buy_in=0)
+    alice, bruno, carol = members(3)
+    for user in (alice, bruno):
+        services.checkin(soiree=soiree, user=user, at=timezone.now())
+        services.rebuy(soiree=soiree, user=user, request_id=uuid.uuid4(), amount=50)
+    clock.move_to(OPENS)
+    soiree_clock()
+    ours, other = sorted(_tables(soiree), key=lambda t: not _people(t.partie))
+    assert _people(ours.partie) == ["member1", "member2"] and not _people(other.partie)
+    services.checkin(soiree=soiree, user=carol, at=timezone.now())  # with nothing to play
+    soiree_clock()  # the arrival is weighed: she holds less than the ante and sits out
+    assert not Announcement.objects.filter(soiree=soiree).exists()
+
+    _end_partie(clock, ours.partie)
+    wallets = set(Account.objects.filter(owner__in=[alice, bruno, carol]))
+    soiree_clock()
+
+    nexts = {t.number: t for t in _tables(soiree) if t.partie.status == Partie.Status.PLAYING}
+    assert nexts[ours.number].round == 2
+    assert _people(nexts[ours.number].partie) == ["member1", "member2"]
+    assert nexts[other.number].pk == other.pk  # the table still in play is left alone
+    assert nexts[other.number].partie.deal_until == soiree.ends_at
+    # Her chips were read, not her stack opened: the tick made no wallet of a person.
+    assert set(Account.objects.filter(owner__in=[alice, bruno, carol])) == wallets
+    assert selectors.stacks(soiree=soiree).get(carol.pk, 0) == 0
+
+    # Her rebuy is a change at the door: the next tick seats her, with no partie ended.
+    services.rebuy(soiree=soiree, user=carol, request_id=uuid.uuid4(), amount=50)
+    soiree_clock()
+    (join,) = Announcement.objects.filter(soiree=soiree)
+    assert (join.kind, join.player, join.done_at) == ("join", carol, None)
+
+
+def test_a_partie_that_ends_while_a_tick_seats_another_is_seated_by_the_next_tick(
+        clock, club, members, monkeypatch):
+    soiree = _soiree(club, deals_per_partie=1, min_tables=2)
+    _someone(soiree, members)
+    clock.move_to(OPENS)
+    soiree_clock()
+    tables = {t.number: t for t in _tables(soiree)}
+    for table in tables.values():  # both hands played out; neither partie closed yet
+        while (hand := table.partie.hands.filter(status=Hand.Status.PLAYING).first()):
+            clock.move_to(max(timezone.now(), hand.deadline) + timedelta(milliseconds=1))
+            assert deadline_fire(hand_id=hand.id, seq=hand.last_seq, at=timezone.now())
+    clock.shift(PAUSE.total_seconds() + 1)
+    partie_tick(partie_id=tables[1].partie_id, at=timezone.now())
+    real = soirees._seat_next_parties
+
+    def table_2_ends_meanwhile(*args: Any) -> Any:
+        seated = real(*args)
+        partie_tick(partie_id=tables[2].partie_id, at=timezone.now())
+        return seated
+
+    monkeypatch.setattr(soirees, "_seat_next_parties", table_2_ends_meanwhile)
+    soiree_clock()
+    monkeypatch.setattr(soirees, "_seat_next_parties", real)
+    assert [t.number for t in SoireeTable.objects.filter(soiree=soiree, round=2)] == [1]
+    assert Partie.objects.get(pk=tables[2].partie_id).status == Partie.Status.OVER
+
+    soiree_clock()
+    assert sorted(t.number for t in SoireeTable.objects.filter(soiree=soiree, round=2)) == [1, 2]
 
 
 def _own_ledger_nets(soiree: Soiree) -> dict[str, int]:

@@ -4,7 +4,8 @@ Each timer re-checks, in a transaction under the hand's (or partie's, or soirée
 that what it was scheduled for is still pending and due; a task that comes early, twice, late
 for a decision already played, or for a finished hand changes nothing. The first tests call the
 tasks directly on a stopped clock (both databases); the last one sends duplicated and stale
-deadline tasks through Redis to a real worker whose two processes race for them.
+deadline tasks through Redis to a real worker whose two processes race for them, and asserts
+what they did (one played, the others nothing), never how fast: it passes on a loaded machine.
 """
 
 from __future__ import annotations
@@ -169,26 +170,31 @@ def test_duplicated_and_stale_deadline_tasks_on_a_real_worker_play_each_decision
     partie = _bots_partie()  # its first deadline task goes to Redis when this commits
     hand = _hand(partie)
     seq, deadline = hand.deadline_seq, hand.deadline
-    # The same task three more times, due at the same time as the service's own...
+    # The same task three more times, due at the same time as the service's own.
     twins = [fire_deadline.apply_async(args=[str(hand.id), seq], eta=deadline).id
              for _ in range(3)]
-    # ... and once more half a second after the next decision's deadline: stale but due.
-    stale = fire_deadline.apply_async(args=[str(hand.id), seq],
-                                      eta=deadline + TIMEOUT + timedelta(seconds=0.5)).id
 
-    def done() -> bool:
+    def done(tasks: list[str]) -> bool:
         log = celery_rig.logs()
-        return all(_results(log, t) for t in [*twins, stale])
+        return all(_results(log, t) for t in tasks)
 
-    wait_for(done, timeout=30, what="the duplicated and stale tasks run",
+    wait_for(lambda: done(twins), timeout=120, what="the duplicated tasks run",
              explain=celery_rig.tails)
-    wait_for(lambda: len(timeline([partie.pk]).answers) >= 3, timeout=15,
+    # Once more, after the decision was played (whoever played it): stale, and due at once.
+    wait_for(lambda: timeline([partie.pk]).answers, timeout=120, what="the first time-out",
+             explain=celery_rig.tails)
+    stale = fire_deadline.apply_async(args=[str(hand.id), seq]).id
+    wait_for(lambda: done([stale]), timeout=120, what="the stale task runs",
+             explain=celery_rig.tails)
+    wait_for(lambda: len(timeline([partie.pk]).answers) >= 3, timeout=120,
              what="three time-outs", explain=celery_rig.tails)
     log = celery_rig.logs()
     assert _results(log, stale) == ["False"]
     assert sum(_results(log, t) == ["True"] for t in twins) <= 1  # one of four may win
+    # Each decision played once, never before its deadline (how long after is the machine's
+    # speed), the first one by a task for it.
     line = timeline([partie.pk])
     assert line.problems(timeout=TIMEOUT) == []
     assert [a.seq for a in line.answers][:1] == [seq + 1]
-    assert all(0 <= a.lag <= TIMEOUT.total_seconds() for a in line.answers), line.answers
+    assert all(a.lag >= 0 for a in line.answers), line.answers
     assert "Traceback" not in log, celery_rig.tails()

@@ -8,8 +8,10 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db.models import QuerySet
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
+from django.utils.cache import get_conditional_response
 from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
@@ -49,7 +51,7 @@ class SoireeCreateSerializer(serializers.Serializer):
     move_timeout = serializers.FloatField(min_value=0.5, max_value=3600, default=30)
     pause_between_hands = serializers.FloatField(min_value=0, max_value=3600, default=5)
     forced_move_delay = serializers.FloatField(min_value=0, max_value=60, default=1)
-    comet_window = serializers.FloatField(min_value=0, max_value=60, default=2)
+    comet_window = serializers.FloatField(min_value=0, max_value=15, default=2)
     # A soirée's tables seat people: each must have a second at least to send his share.
     share_window = serializers.FloatField(
         min_value=1, max_value=30, required=False,
@@ -480,13 +482,21 @@ class SoireeCloseView(APIView):
         return Response({"soiree": soiree.pk, "status": soiree.status})
 
 
+class TablesQuerySerializer(serializers.Serializer):
+    partie = serializers.UUIDField(required=False,
+                                   help_text="only this partie's table (the one that changed)")
+
+
 class SoireeTablesView(APIView):
-    @extend_schema(responses=TablesSerializer)
+    @extend_schema(responses=TablesSerializer, parameters=[TablesQuerySerializer])
     def get(self, request: Request, soiree_id: int) -> Response:
         soiree = _soiree(soiree_id)
         _member(request, soiree)
+        query = TablesQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
         return Response({"soiree": soiree.pk, "status": soiree.status,
-                         "tables": selectors.soiree_tables(soiree=soiree)})
+                         "tables": selectors.soiree_tables(
+                             soiree=soiree, partie=query.validated_data.get("partie"))})
 
 
 class MyTableView(APIView):
@@ -499,15 +509,25 @@ class MyTableView(APIView):
 
 
 class SoireeStandingsView(APIView):
-    @extend_schema(responses=SoireeStandingsSerializer)
-    def get(self, request: Request, soiree_id: int) -> Response:
+    """The soirée's standings, read from its read models. The answer carries an ETag of their
+    version: a client that sends it back (``If-None-Match``; a browser's fetch does) while
+    nothing changed is answered 304 for the price of one row."""
+
+    @extend_schema(responses={200: SoireeStandingsSerializer, 304: None})
+    def get(self, request: Request, soiree_id: int) -> Response | HttpResponseBase:
         soiree = _soiree(soiree_id)
         _member(request, soiree)
-        standings = soiree.standings
-        if standings is None and soiree.status != Soiree.Status.SCHEDULED:
-            standings = selectors.standings_compute(soiree=soiree, at=timezone.now())
-        return Response({"soiree": soiree.pk, "status": soiree.status,
-                         "standings": standings, "settlement": soiree.settlement})
+        etag = (f'"standings-{soiree.pk}-{soiree.status}-'
+                f'{selectors.projection_version(soiree=soiree)}"')
+        unchanged = get_conditional_response(request, etag=etag)
+        if unchanged is not None:
+            return unchanged
+        answer = Response({"soiree": soiree.pk, "status": soiree.status,
+                           "standings": selectors.soiree_standings(soiree=soiree),
+                           "settlement": soiree.settlement})
+        answer["ETag"] = etag
+        answer["Cache-Control"] = "private, no-cache"  # asked again each time, 304 if unchanged
+        return answer
 
 
 class SeasonStandingsView(APIView):

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import QuerySet
+from django.db.models import Count, Max, Q, QuerySet
 from django.utils.translation import gettext as _
 
 from games import selectors as game_selectors
-from games.models import Hand, Partie
+from games.models import Hand, Seat
 from ledger import selectors as ledger_selectors
 
 from ..models import (
@@ -22,8 +23,18 @@ from ..models import (
 )
 from ..permissions import sees_all
 from ..seating import SeatingError, draw
+from .projections import (  # noqa: F401  (the package's face: its reads of the read models)
+    chart_read,
+    paid_read,
+    projection_hands,
+    projection_version,
+    soiree_standings,
+    standings_read,
+)
 from .standings import (  # noqa: F401  (the package's face: its reads of standings)
     CLUB,
+    chips_paid,
+    hand_voided,
     party_nets,
     rulings_net,
     season_standings,
@@ -79,30 +90,43 @@ def soiree_list(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Soiree]:
     return qs.filter(club__memberships__user_id=user.pk).distinct()
 
 
-def soiree_tables(*, soiree: Soiree) -> list[dict[str, Any]]:
-    """The live tables: each partie, its seats, its hand in progress (public facts only)."""
-    out = []
-    tables = list(SoireeTable.objects.filter(soiree=soiree).select_related("partie").order_by(
-        "number", "round"))
-    seats = {t.pk: list(t.partie.seats.select_related("player", "partie").order_by("number"))
-             for t in tables}
+def soiree_tables(*, soiree: Soiree, partie: Any = None) -> list[dict[str, Any]]:
+    """The live tables: each partie, its seats, its hand in progress (public facts only);
+    ``partie``: that partie's table only (a page follows the table that changed). A few
+    queries however many parties the evening has had."""
+    found = (SoireeTable.objects.filter(soiree=soiree).select_related("partie")
+             .annotate(over=Count("partie__hands",
+                                  filter=Q(partie__hands__status=Hand.Status.OVER)),
+                       last=Max("partie__hands__number")))
+    if partie is not None:
+        found = found.filter(partie_id=partie)
+    tables = list(found.order_by("number", "round"))
+    seats: dict[Any, list[Seat]] = defaultdict(list)
+    for seat in (Seat.objects.filter(partie__in=[t.partie_id for t in tables])
+                 .select_related("player", "partie").order_by("number")):
+        seats[seat.partie_id].append(seat)
     chips = game_selectors.seats_chips(seats=[s for row in seats.values() for s in row])
+    latest = Q(pk__in=[])
     for t in tables:
-        partie: Partie = t.partie
-        current = partie.hands.order_by("-number").first()
+        if t.last is not None:  # type: ignore[attr-defined]
+            latest |= Q(partie_id=t.partie_id, number=t.last)  # type: ignore[attr-defined]
+    current = {h.partie_id: h for h in Hand.objects.filter(latest)}
+    out = []
+    for t in tables:
+        hand = current.get(t.partie_id)
         out.append({
             "table": t.number,
             "round": t.round,
-            "partie": str(partie.pk),
-            "status": partie.status,
+            "partie": str(t.partie_id),
+            "status": t.partie.status,
             "seats": [{"seat": s.number, "player": s.player.get_username(),
                        "name": s.player.get_full_name() or s.player.get_username(),
                        "bot": s.bot or None, "chips": chips[s.pk], "away": s.away}
-                      for s in seats[t.pk]],
-            "hands_played": partie.hands.filter(status=Hand.Status.OVER).count(),
-            "current_hand": None if current is None else {
-                "hand": str(current.pk), "number": current.number, "status": current.status,
-                "seq": current.last_seq, "deadline": current.deadline,
+                      for s in seats[t.partie_id]],
+            "hands_played": t.over,  # type: ignore[attr-defined]
+            "current_hand": None if hand is None else {
+                "hand": str(hand.pk), "number": hand.number, "status": hand.status,
+                "seq": hand.last_seq, "deadline": hand.deadline,
             },
         })
     return out

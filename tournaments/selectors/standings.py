@@ -1,5 +1,7 @@
-"""A soirée's standings and settlement, and a season's standings: reads of the hands' results,
-the ledger and the rulings, stored with the soirée at its close and again after a ruling."""
+"""A soirée's standings and settlement, and a season's standings, computed from the hands'
+events, the ledger and the rulings: the reference that the soirée's read models
+(tournaments/projections.py) are rebuilt from and checked against, and the record stored with
+the soirée at its close."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from typing import Any
 from django.db.models import OuterRef, QuerySet, Subquery
 
 from games import selectors as game_selectors
-from games.models import Partie
+from games.models import Hand, Partie
 from ledger import selectors as ledger_selectors
 from ledger.netting import minimal_transfers
 
@@ -34,13 +36,22 @@ def rulings_net(*, soiree: Soiree | None = None, partie: Any = None) -> dict[str
                                           by="owner", owned_only=True)
 
 
+def _standing_voids(disputes: QuerySet[Dispute]) -> QuerySet[Dispute]:
+    """Those of ``disputes`` whose latest ruling is "void"."""
+    standing = (Ruling.objects.filter(dispute=OuterRef("pk")).order_by("-at", "-pk")
+                .values("kind")[:1])
+    return disputes.annotate(standing=Subquery(standing)).filter(standing=Ruling.Kind.VOID)
+
+
 def voided_hands(*, soiree: Soiree | None = None, partie: Any = None) -> set[Any]:
     """The ids of the soirée's (or the partie's) hands that a standing ruling voided: the
     latest ruling of one of their disputes is "void". They count neither as dealt nor as won."""
-    standing = (Ruling.objects.filter(dispute=OuterRef("pk")).order_by("-at", "-pk")
-                .values("kind")[:1])
-    return set(_disputes(soiree, partie).annotate(standing=Subquery(standing))
-               .filter(standing=Ruling.Kind.VOID).values_list("hand_id", flat=True))
+    return set(_standing_voids(_disputes(soiree, partie)).values_list("hand_id", flat=True))
+
+
+def hand_voided(*, hand: Any) -> bool:
+    """Whether a standing ruling voided ``hand`` (``voided_hands``, for one hand)."""
+    return _standing_voids(Dispute.objects.filter(hand=hand)).exists()
 
 
 #: The club as a party of a settlement: the bots play the club's chips, so their nets are
@@ -102,6 +113,9 @@ def standings_compute(*, soiree: Soiree, at: datetime) -> dict[str, Any]:
     voided = voided_hands(soiree=soiree)
     parties = Partie.objects.filter(soiree_table__soiree=soiree).prefetch_related(
         "seats__player")
+    # A hand counts once it is over: the Comets of a hand in play wait for its end.
+    playing = set(Hand.objects.filter(partie__soiree_table__soiree=soiree).exclude(
+        status=Hand.Status.OVER).values_list("pk", flat=True))
     for partie in parties:
         seats = {s.number: s for s in partie.seats.all()}
         for s in seats.values():
@@ -115,7 +129,8 @@ def standings_compute(*, soiree: Soiree, at: datetime) -> dict[str, Any]:
             if kind == "hand_over":
                 for seat, net in payload["result"]["net"].items():
                     rows[by_seat[int(seat)]]["net"] += net
-        for kind, payload in game_selectors.partie_results(partie=partie, without=voided):
+        for kind, payload in game_selectors.partie_results(partie=partie,
+                                                           without=voided | playing):
             if kind == "comet":
                 rows[by_seat[payload["seat"]]]["comets"] += 1
                 continue
@@ -142,6 +157,19 @@ def standings_compute(*, soiree: Soiree, at: datetime) -> dict[str, Any]:
     return {"players": [r for r in table if r["player"] not in bots],
             "bots": [r for r in table if r["player"] in bots],
             "computed_at": at.isoformat()}
+
+def chips_paid(soiree: Soiree) -> dict[str, tuple[int, int]]:
+    """Each player's buy-in and rebuys at the soirée, summed from the ledger's wallet lines
+    of its buy-in and rebuy entries (a check-in undone: its reversing entry's too); those
+    whose totals are both 0 are left out."""
+    buy_in, rebuy = f"soiree:{soiree.pk}/buy-in", f"soiree:{soiree.pk}/rebuy"
+    totals = ledger_selectors.source_totals(sources=[buy_in, rebuy], club_key=soiree.club.slug,
+                                            by=("owner", "source"), owned_only=True)
+    paid: dict[str, tuple[int, int]] = {}
+    for (name, source), chips in totals.items():
+        first, more = paid.get(name, (0, 0))
+        paid[name] = (first + chips, more) if source == buy_in else (first, more + chips)
+    return paid
 
 def season_standings(*, season: Any) -> list[dict[str, Any]]:
     totals: dict[str, dict[str, int]] = defaultdict(

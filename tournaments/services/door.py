@@ -17,6 +17,7 @@ from ledger import services as ledger
 from ledger.exceptions import InsufficientChips
 from ledger.models import JournalEntry
 
+from .. import projections
 from ..errors import NotMember, SoireeError, SoireeState
 from ..models import Membership, Registration, Soiree, SoireeTable
 
@@ -86,12 +87,21 @@ def checkin(*, soiree: Soiree, user: AbstractBaseUser, at: datetime) -> Registra
         if registration.checked_in_at is None:
             registration.checked_in_at = at
             registration.save(update_fields=["checked_in_at"])
+            wallet = stack(soiree, user)
             if soiree.buy_in:
-                ledger.buy_in(wallet=stack(soiree, user), amount=soiree.buy_in,
+                ledger.buy_in(wallet=wallet, amount=soiree.buy_in,
                               source=f"soiree:{soiree.pk}/buy-in",
                               idempotency_key=_buy_in_key(soiree, user),
                               memo=f"Buy-in at {soiree.name}")
+            projections.door_add(soiree=soiree, user=user, stack=wallet)
+        soiree_seats_changed(soiree=soiree)  # an arrival: seated at the next tick
         return registration
+
+def soiree_seats_changed(*, soiree: Soiree) -> None:
+    """Something the seating weighs changed with no partie ending (who is here, who holds the
+    ante, a seat change asked): the clock seats the soirée's tables again at its next tick.
+    Nothing before the opening, whose draw reads it all."""
+    Soiree.objects.filter(pk=soiree.pk, status=Soiree.Status.OPEN).update(seated_over=None)
 
 def stack(soiree: Soiree, user: Any) -> Any:
     """The player's stack at ``soiree``: his buy-in and rebuys come into it, his tables there
@@ -127,6 +137,7 @@ def _reverse_buy_in(soiree: Soiree, user: AbstractBaseUser, key: str, why: str) 
         raise SoireeState(
             _("%(name)s no longer holds the %(chips)s chips of his buy-in, so it cannot be "
               "taken back.") % {"name": user.get_username(), "chips": soiree.buy_in}) from None
+    projections.door_add(soiree=soiree, user=user, stack=stack(soiree, user))
 
 def checkin_undo(*, soiree: Soiree, user: AbstractBaseUser, request_id: Any) -> Registration:
     """Undo a check-in made by mistake, before the seating: the player stays registered, and
@@ -170,11 +181,15 @@ def rebuy(*, soiree: Soiree, user: AbstractBaseUser, request_id: Any,
     checked-in player. ``request_id`` makes a repeated request (a double click) post once.
     Returns the player's chips."""
     with transaction.atomic():
+        # First, so that this takes the soirée's row lock before the ledger's accounts, in the
+        # order a tick takes them: a rebuy and a tick never wait for each other both ways.
+        soiree_seats_changed(soiree=soiree)  # one who was broke may be seated again
         wallet = _checked_in(soiree, user, "rebuy")
         ledger.buy_in(wallet=wallet, amount=amount or soiree.buy_in,
                       source=f"soiree:{soiree.pk}/rebuy",
                       idempotency_key=f"soiree:{soiree.pk}:rebuy:{request_id}",
                       memo=f"Rebuy at {soiree.name}")
+        projections.door_add(soiree=soiree, user=user, stack=wallet)
         wallet.refresh_from_db(fields=["balance"])
         return int(wallet.balance)
 
@@ -184,6 +199,7 @@ def cash_out(*, soiree: Soiree, user: AbstractBaseUser, request_id: Any,
     returned to the club bank; not while he sits at a table in play, whose hands draw on his
     wallet. Returns the chips he still holds."""
     with transaction.atomic():
+        soiree_seats_changed(soiree=soiree)  # first, as in ``rebuy``; he may sit out now
         wallet = _checked_in(soiree, user, "cash-out")
         playing = SoireeTable.objects.filter(
             soiree=soiree, partie__status=Partie.Status.PLAYING,
@@ -200,6 +216,3 @@ def cash_out(*, soiree: Soiree, user: AbstractBaseUser, request_id: Any,
                         memo=f"Cash-out at {soiree.name}")
         wallet.refresh_from_db(fields=["balance"])
         return int(wallet.balance)
-
-def _wallet(soiree: Soiree, user: Any) -> int:
-    return int(stack(soiree, user).balance)

@@ -14,6 +14,7 @@ from games.services import partie_stop_dealing
 
 from ..errors import SoireeError, SoireeState
 from ..models import Announcement, Soiree
+from .door import soiree_seats_changed
 from .soirees import _latest_tables
 
 
@@ -78,6 +79,7 @@ def seat_change(*, soiree: Soiree, user: AbstractBaseUser, kind: str, at: dateti
             reason=Announcement.Reason.ORGANISER)
         for number in stop:
             partie_stop_dealing(partie_id=latest[number].partie_id, until=at, at=at)
+        soiree_seats_changed(soiree=soiree)
         return change
 
 def announce(*, soiree: Soiree, text: str, at: datetime) -> Announcement:

@@ -2,17 +2,20 @@
 and every table started), kept going by the clock, closed.
 
 The soirée clock (tournaments/tasks.py) calls ``soiree_open`` at the start time and
-``soiree_tick`` every few seconds; parties deal their own hands (games/tasks.py) and stop at the
-soirée's end time (``deal_until``), the hands in progress finishing."""
+``soiree_tick`` for the soirées ``soirees_due`` finds; parties deal their own hands
+(games/tasks.py) and stop at the soirée's end time (``deal_until``), the hands in progress
+finishing."""
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.db.models import Count, F, Q, QuerySet, prefetch_related_objects
 from django.utils.translation import gettext as _
 
 from config.errors import DomainError
@@ -25,8 +28,10 @@ from ..errors import NobodyHere, SoireeError, SoireeState
 from ..models import Announcement, Club, Registration, Soiree, SoireeTable
 from ..ratings import parties_to_rate, rate_parties
 from ..seating import Change, SeatingError, draw, next_seating
-from ..selectors.standings import settlement_of, standings_compute
-from .door import _reverse_buy_in, _wallet
+from ..selectors import stacks
+from ..selectors.projections import standings_read
+from ..selectors.standings import settlement_of
+from .door import _reverse_buy_in
 
 logger = logging.getLogger(__name__)
 
@@ -166,7 +171,8 @@ def soiree_open(*, soiree: Soiree, at: datetime) -> list[SoireeTable]:
                    .select_related("user").order_by("checked_in_at", "pk")]
         # One who cashed his chips out before the opening sits out, as a broke player does.
         ante = int(_partie_options(soiree).get("ante", 1))
-        players = [p for p in players if _wallet(soiree, p) >= ante]
+        chips = stacks(soiree=soiree)
+        players = [p for p in players if chips.get(p.pk, 0) >= ante]
         if not players:
             # An evening of bots alone is nobody's evening: it waits for its first arrival.
             raise NobodyHere(_("Nobody has arrived yet: check the players in at the door, "
@@ -179,16 +185,44 @@ def soiree_open(*, soiree: Soiree, at: datetime) -> list[SoireeTable]:
             raise SoireeError(str(exc)) from None
         soiree.status = Soiree.Status.OPEN
         soiree.opened_at = at
-        soiree.save(update_fields=["seating_seed", "status", "opened_at"])
+        soiree.seated_over = 0  # every table starts in play: nothing to seat until one ends
+        soiree.save(update_fields=["seating_seed", "status", "opened_at", "seated_over"])
         return [_start_table(soiree, i + 1, 1, list(plan.players), plan.bots, at)
                 for i, plan in enumerate(plans)]
 
+def soirees_due(*, at: datetime) -> tuple[QuerySet[Soiree], QuerySet[Soiree]]:
+    """What the clock has to do at ``at``: the soirées to open (started, somebody checked in),
+    and the open soirées to tick. An open soirée needs its tick when one of its parties ended
+    since its tables were last seated (its count of parties over has grown past
+    ``seated_over``: a partie over never plays again, so the count only grows), or when a
+    change at the door or the seats emptied that mark. A table in play that nothing changed
+    costs nothing here: two queries, whatever the size of the room."""
+    # A soirée nobody has arrived at waits (its manage page says so) rather than open with
+    # bots alone; the tick after its first check-in opens it.
+    to_open = Soiree.objects.filter(
+        status=Soiree.Status.SCHEDULED, starts_at__lte=at,
+        registrations__checked_in_at__isnull=False).distinct()
+    to_tick = (Soiree.objects.filter(status=Soiree.Status.OPEN)
+               .annotate(over=Count("tables", filter=Q(tables__partie__status=Partie.Status.OVER)))
+               .filter(Q(seated_over__isnull=True) | Q(over__gt=F("seated_over"))))
+    return to_open, to_tick
+
+@dataclass
+class _Room:
+    """A soirée's tables as one query read them: the latest of each number, and how many of
+    all its tables (every round) had their partie over."""
+
+    latest: dict[int, SoireeTable]
+    over: int
+
+def _room(soiree: Soiree) -> _Room:
+    tables = list(SoireeTable.objects.filter(soiree=soiree).select_related("partie")
+                  .order_by("number", "round"))
+    return _Room(latest={t.number: t for t in tables},  # a number's last round comes last
+                 over=sum(t.partie.status == Partie.Status.OVER for t in tables))
+
 def _latest_tables(soiree: Soiree) -> dict[int, SoireeTable]:
-    latest: dict[int, SoireeTable] = {}
-    for t in SoireeTable.objects.filter(soiree=soiree).select_related("partie").order_by(
-            "number", "round"):
-        latest[t.number] = t
-    return latest
+    return _room(soiree).latest
 
 def soiree_tick(*, soiree: Soiree, at: datetime) -> None:
     """Keep the evening going: a table whose partie is over starts the next one while time
@@ -198,40 +232,51 @@ def soiree_tick(*, soiree: Soiree, at: datetime) -> None:
         soiree = Soiree.objects.select_for_update().get(pk=soiree.pk)
         if soiree.status != Soiree.Status.OPEN:
             return
-        latest = _latest_tables(soiree)
+        room = _room(soiree)
+        # The mark is the count of the read the seating used, never a later one: a partie
+        # that ended after that read counts above the mark, and the next tick seats it.
+        seated, failed = room.over, False
         if at < soiree.deals_until:
             # A table stopped between hands to give up a player closes at once: it is seated
             # again in this tick, not taken for the end of the evening.
             for _ in range(2):
-                stopped = _seat_next_parties(soiree, latest, at)
-                latest = _latest_tables(soiree)
-                if not any(latest[n].partie.status == Partie.Status.OVER for n in stopped):
+                stopped, failed_now = _seat_next_parties(soiree, room.latest, at)
+                seated, failed = room.over, failed or failed_now
+                room = _room(soiree)
+                if not any(room.latest[n].partie.status == Partie.Status.OVER for n in stopped):
                     break
         # After the seating (which may close the tables it stopped) and before the closing
         # below, so that the parties a soirée ends with are rated too.
         rate_parties(parties=parties_to_rate(soiree=soiree))
-        if all(t.partie.status == Partie.Status.OVER for t in latest.values()):
+        if all(t.partie.status == Partie.Status.OVER for t in room.latest.values()):
             soiree_finish(soiree=soiree, at=at)
+            return
+        # A table that failed to start is tried again at the next tick, as after a change.
+        soiree.seated_over = None if failed else seated
+        soiree.save(update_fields=["seated_over"])
 
 def _seat_next_parties(soiree: Soiree, latest: dict[int, SoireeTable],
-                       at: datetime) -> list[int]:
+                       at: datetime) -> tuple[list[int], bool]:
     """Start the next parties the seating plans, and stop the tables it takes players from
-    after their hand; returns the tables stopped."""
+    after their hand; returns the tables stopped, and whether a table failed to start."""
     ante = int(_partie_options(soiree).get("ante", 1))
     present = {r.user_id: r.user for r in soiree.registrations.filter(
         checked_in_at__isnull=False, left_at__isnull=True).select_related("user")
         .order_by("checked_in_at", "pk")}
+    prefetch_related_objects([t.partie for t in latest.values()], "seats__player")
 
     def people_of(table: SoireeTable) -> list[Any]:
-        return [s.player for s in table.partie.seats.select_related("player").order_by("number")
+        return [s.player for s in sorted(table.partie.seats.all(), key=lambda s: s.number)
                 if not s.bot]
 
     playing = {n: people_of(t) for n, t in latest.items()
                if t.partie.status == Partie.Status.PLAYING}
     over = {n: t for n, t in latest.items() if t.partie.status == Partie.Status.OVER}
     # A broke player sits out (he would end the next partie before its first hand), and one
-    # the organiser removed is not seated again.
-    able = {pk for pk, user in present.items() if _wallet(soiree, user) >= ante}
+    # the organiser removed is not seated again. Read, never opened: a stack is made for one
+    # who is seated (his partie's wallet), not for one merely looked at.
+    chips = stacks(soiree=soiree)
+    able = {pk for pk in present if chips.get(pk, 0) >= ante}
     placed = {u.pk for people in playing.values() for u in people}
     ended: dict[int, list[Any]] = {}
     bot_tables = set()
@@ -261,15 +306,17 @@ def _seat_next_parties(soiree: Soiree, latest: dict[int, SoireeTable],
             from_table=change.from_table, to_table=change.to_table, done_at=at if now else None)
     for number in plan.stop:
         partie_stop_dealing(partie_id=latest[number].partie_id, until=at, at=at)
+    failed = False
     for number, (people, bots) in sorted(plan.start.items()):
         try:
             # One table's failure must not roll back the others' next parties.
             with transaction.atomic():
                 _start_table(soiree, number, latest[number].round + 1, people, bots, at)
         except DomainError as exc:  # the game's refusal, or the ledger's
+            failed = True
             logger.warning("soirée %s: table %s cannot start its next partie (%s): %s",
                            soiree.pk, number, [u.get_username() for u in people], exc)
-    return list(plan.stop)
+    return list(plan.stop), failed
 
 def soiree_close_now(*, soiree: Soiree, at: datetime) -> None:
     """The organiser ends the evening now: no new hand is dealt, hands in progress finish."""
@@ -297,7 +344,9 @@ def soiree_finish(*, soiree: Soiree, at: datetime) -> None:
     """Every table is done: compute the standings and the settlement, close the soirée. A seat
     change still waiting for a table's next partie never happened: its announcement goes."""
     Announcement.objects.filter(soiree=soiree, done_at__isnull=True).delete()
-    soiree.standings = standings_compute(soiree=soiree, at=at)
+    # The read models hold every hand and ruling already (tournaments/projections.py): read,
+    # not recomputed, under the soirée's lock.
+    soiree.standings = {**standings_read(soiree=soiree), "computed_at": at.isoformat()}
     soiree.settlement = settlement_of(soiree.standings)
     soiree.status = Soiree.Status.CLOSED
     soiree.closed_at = at
