@@ -85,7 +85,8 @@ def test_pages_carry_a_csp_whose_nonce_their_scripts_hold(client: Client, organi
     assert "connect-src 'self'" in policy and "unsafe-inline" not in policy
     html = page.content.decode()
     scripts = re.findall(r"<script[^>]*>", html)
-    assert scripts and all(f'nonce="{nonce}"' in tag for tag in scripts)
+    assert scripts and all('src="/static/' in tag for tag in scripts)  # no inline one
+    assert f"'nonce-{nonce}'" in policy.split("style-src")[1].split(";")[0]
     assert ' style="' not in html  # an inline style attribute would be refused
     assert client.get("/").has_header("Content-Security-Policy")
 
@@ -177,3 +178,16 @@ def test_a_500_is_logged_as_json_with_its_request_id(settings) -> None:
     lines = [json.loads(line) for line in stream.getvalue().splitlines()]
     assert [line["request_id"] for line in lines] == ["req-500-1"]
     assert lines[0]["level"] == "ERROR" and "RuntimeError: a bug" in lines[0]["exception"]
+
+
+def test_no_page_has_an_inline_script_and_the_policy_allows_none(client: Client) -> None:
+    """Every page script is a static file (frontend/static/): the policy's script-src is the
+    service's own files, no nonce, no inline code."""
+    templates = Path(__file__).resolve().parent.parent / "frontend" / "templates"
+    inline = re.compile(r"<script(?![^>]*\bsrc=)[^>]*>")
+    found = {str(p.relative_to(templates)): inline.findall(p.read_text())
+             for p in templates.rglob("*.html")}
+    assert {name: tags for name, tags in found.items() if tags} == {}
+    script_src = client.get("/accounts/login/")["Content-Security-Policy"].split(
+        "script-src")[1].split(";")[0]
+    assert script_src.split() == ["'self'"]

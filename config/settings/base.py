@@ -227,7 +227,7 @@ REST_FRAMEWORK |= {
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
         "default-src": [SELF],
-        "script-src": [SELF, NONCE],
+        "script-src": [SELF],  # no inline script: every page script is a static file
         "style-src": [SELF, NONCE],
         "connect-src": [SELF, *env.list("CSP_CONNECT_SRC", default=[])],
         "img-src": [SELF, "data:"],

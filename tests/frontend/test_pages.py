@@ -50,7 +50,7 @@ def test_soiree_table_and_audit_pages_render(client, organiser, django_user_mode
     held = [card for seat in range(3) for card in loaded.game.view(loaded.state, seat)["hand"]]
     assert len(held) > 30 and not any(f'"{card}"' in table for card in held)
     audit = client.get(f"/hands/{hand.pk}/audit").content.decode()
-    assert f"/api/hands/{hand.pk}/record" in audit
+    assert f'data-hand="{hand.pk}"' in audit  # the record audit.js fetches and checks
 
 
 def test_the_table_page_follows_the_viewer_s_seat_or_the_public_frames(

@@ -202,7 +202,7 @@ def test_play_bots_plays_the_hands_through_the_services(game, players, bots):
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"game": "comet", "players": 7, "hands": 1}, "comet is played by 2 to 6 players, not 7"),
+    ({"game": "comet", "players": 7, "hands": 1}, "Comet is played by 2 to 6 players, not 7"),
     ({"game": "commere", "players": 4, "hands": 1, "bots": "wizard"}, "unknown bot 'wizard'"),
     ({"game": "comet", "players": 3, "hands": 1, "options": "{ante: 1"}, "--options is not JSON"),
     ({"game": "comet", "players": 3, "hands": 1, "options": '{"tricks": 1}'}, "tricks"),

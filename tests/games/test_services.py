@@ -117,10 +117,11 @@ def test_every_partie_has_a_bounded_length(people, game, options, extra, length)
 
 
 @pytest.mark.parametrize("game, players, bots, options, extra, message", [
-    ("comet", 1, [], {}, {}, "comet is played by 2 to 6 players, not 1"),
-    ("comet", 3, ["heuristic"] * 4, {}, {}, "comet is played by 2 to 6 players, not 7"),
-    ("commere", 3, [], {}, {}, "commere is played by 4 to 12 players, not 3"),
-    ("commere", 5, ["random"] * 8, {}, {}, "commere is played by 4 to 12 players, not 13"),
+    ("comet", 1, [], {}, {}, "Comet is played by 2 to 6 players, not 1"),
+    ("comet", 3, ["heuristic"] * 4, {}, {}, "Comet is played by 2 to 6 players, not 7"),
+    ("commere", 3, [], {}, {}, "Ma commère, accommodez-moi is played by 4 to 12 players, not 3"),
+    ("commere", 5, ["random"] * 8, {}, {},
+     "Ma commère, accommodez-moi is played by 4 to 12 players, not 13"),
     ("comet", 2, ["genius"], {}, {}, "unknown bot 'genius': choose among random, heuristic"),
     ("comet", 2, [], {"jokers": True}, {}, "unknown Comet option 'jokers'"),
     ("commere", 4, [], {"comet_payment": 2}, {}, "unknown option 'comet_payment' for Ma"),
