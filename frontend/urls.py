@@ -1,12 +1,15 @@
 from django.conf import settings
 from django.contrib.auth import views as auth_views
 from django.urls import path
+from django.views.i18n import JavaScriptCatalog
 
 from . import accounts, calendar, members, organiser, ratings, results, views
 
 urlpatterns = [
     # Browsers ask for /favicon.ico whatever the page names: the same icon, for good.
     path("favicon.ico", views.favicon),
+    # The pages' scripts' words with plurals (ngettext), from the djangojs catalogue.
+    path("jsi18n/", JavaScriptCatalog.as_view(), name="javascript-catalog"),
     path("", views.lobby, name="lobby"),
     path("soirees/new", organiser.soiree_new, name="soiree-new"),
     path("soirees/<int:soiree_id>/", views.soiree_page, name="soiree-page"),

@@ -137,6 +137,8 @@ EXPECTED: dict[tuple[str, str], dict[str, int]] = {
     ("PAGE", "/"): _PAGE,
     # The icon browsers ask for, whoever asks.
     ("PAGE", "/favicon.ico"): {r: 301 for r in ROLES},
+    # The scripts' words (Django's JavaScript catalogue): nothing of anyone's.
+    ("PAGE", "/jsi18n/"): {r: 200 for r in ROLES},
     ("PAGE", "/soirees/new"): _PAGE_ORGANISER,
     ("PAGE", "/soirees/{soiree_id}/"): _PAGE_VIEW,
     ("PAGE", "/soirees/{soiree_id}/room"): _PAGE_VIEW,

@@ -9,6 +9,8 @@ import gettext
 import re
 from pathlib import Path
 
+import pytest
+
 CATALOGUE = Path(__file__).resolve().parents[2] / "frontend" / "locale" / "fr" / "LC_MESSAGES"
 FIELD = re.compile(r'^(msgctxt|msgid|msgid_plural|msgstr(?:\[\d+\])?) (".*")$')
 
@@ -58,3 +60,14 @@ def test_the_compiled_catalogue_says_what_the_po_says() -> None:
         stale += [k for k, v in wanted.items() if catalog.get(k) != v]
 
     assert stale == [], "run manage.py compilemessages"
+
+
+@pytest.mark.django_db
+def test_the_scripts_count_with_french_plurals(client) -> None:
+    """ngettext in the pages' scripts (Django's JavaScript catalogue): one and many, in the
+    French way (0 and 1 singular)."""
+    french = client.get("/jsi18n/", HTTP_ACCEPT_LANGUAGE="fr").content.decode()
+    assert "%(n)s tables en jeu" in french and "%(n)s table en jeu" in french
+    assert "n > 1" in french.replace(" ", " ")
+    english = client.get("/jsi18n/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert "tables en jeu" not in english

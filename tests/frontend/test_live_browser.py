@@ -134,7 +134,8 @@ def test_the_soiree_page_shows_a_table_s_next_hand_at_once(
     played = table.partie.hands.filter(status="over").count()  # the bots' hands end at once
     _sign_in(page, live_server_process, f"/soirees/{soiree.pk}/", "olga", "olga-pass")
     first_table = page.locator(".table").nth(list(tables).index(table))
-    expect(first_table).to_contain_text(f"{played} hand(s) played")
+    expect(first_table).to_contain_text(
+        f"{played} hand played" if played == 1 else f"{played} hands played")
     # Each socket open and its first frame (the table as it joined) handled; then the page's
     # own reads of its tables wait, until a frame makes it read them.
     wait_for_js(page, "Object.values(sockets).length && Object.values(sockets).every("
@@ -156,4 +157,4 @@ def test_the_soiree_page_shows_a_table_s_next_hand_at_once(
     thread.join(30)
     assert dealt and dealt[0] is not None
 
-    expect(first_table).to_contain_text(f"{played + 1} hand(s) played", timeout=3000)
+    expect(first_table).to_contain_text(f"{played + 1} hands played", timeout=3000)

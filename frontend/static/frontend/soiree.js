@@ -26,11 +26,16 @@ function drawTables() {
   const dealt = all.reduce((n, tb) => n + tb.hands_played, 0);
   const playing = cards.filter(tb => tb.status === "playing").length;
   const left = Math.max(0, Math.ceil((new Date(words.ends) - Date.now()) / 60000));
-  document.getElementById("progress").textContent = say(words.progress, {hands: dealt, tables: playing, minutes: left});
+  // Each count with its own plural (Django's JavaScript catalogue, frontend/urls.py).
+  const counted = (one, many, n) => interpolate(ngettext(one, many, n), {n}, true);
+  document.getElementById("progress").textContent = [
+    counted("%(n)s hand played", "%(n)s hands played", dealt),
+    counted("%(n)s table playing", "%(n)s tables playing", playing),
+    counted("%(n)s minute left", "%(n)s minutes left", left)].join(" · ");
   document.getElementById("tables").innerHTML = cards.map(tb => `
     <div class="table${mine(tb) ? " mine" : ""}">${mine(tb) ? `<b>${esc(words.yours)}</b><br>` : ""}<b>${say(words.table, {table: tb.table})}</b> · ${say(words.partie, {round: tb.round})} · ${esc(statusWord("table", tb.status))}<br>
     ${tb.seats.map(s => (s.bot ? say(words.bot, {name: s.player}) : esc(s.name || s.player)) + ` <small>(${s.chips})</small>`).join(", ")}<br>
-    ${say(words.played, {n: tb.hands_played})}<br>
+    ${esc(interpolate(ngettext("%(n)s hand played", "%(n)s hands played", tb.hands_played), {n: tb.hands_played}, true))}<br>
     ${tb.current_hand ? `${say(words.hand, {number: tb.current_hand.number, status: statusWord("hand", tb.current_hand.status), seq: tb.current_hand.seq})}
       · <a href="/hands/${tb.current_hand.hand}/">${esc(words.watch)}</a>
       ${tb.current_hand.status === "over" ? `· <a href="/hands/${tb.current_hand.hand}/audit">${esc(words.audit)}</a>` : ""}` : ""}
