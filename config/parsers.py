@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import IO, Any
 
 from django.conf import settings
+from django.utils.translation import gettext as _
 from rest_framework import status
 from rest_framework.exceptions import APIException, ParseError
 from rest_framework.parsers import JSONParser as DRFJSONParser
@@ -62,21 +63,22 @@ class JSONParser(DRFJSONParser):
         try:
             text = codecs.decode(raw, encoding)
         except (LookupError, UnicodeDecodeError) as exc:
-            raise ParseError(f"JSON parse error - the body is not {encoding} text: "
-                             f"{ascii(str(exc))}") from None
+            raise ParseError(_("JSON parse error - the body is not %(encoding)s text: %(error)s")
+                             % {"encoding": encoding, "error": ascii(str(exc))}) from None
         depth = _nesting(text)
         if depth > MAX_DEPTH:
-            raise TooDeep(f"the JSON body nests {depth} levels deep; at most {MAX_DEPTH} are "
-                          "allowed")
+            raise TooDeep(_("the JSON body nests %(depth)s levels deep; at most %(most)s are "
+                            "allowed") % {"depth": depth, "most": MAX_DEPTH})
         try:
             data = json.loads(text, parse_constant=json.strict_constant if self.strict
                               else None)
         except ValueError as exc:
-            raise ParseError(f"JSON parse error - {ascii(str(exc))}") from None
+            raise ParseError(_("JSON parse error - %(error)s")
+                             % {"error": ascii(str(exc))}) from None
         where = _lone_surrogate(data)
         if where is not None:
-            raise InvalidText(f"{where} holds a lone UTF-16 surrogate (a \\ud800-\\udfff "
-                              "escape without its pair), which is not text")
+            raise InvalidText(_("%(where)s holds a lone UTF-16 surrogate (a \\ud800-\\udfff "
+                                "escape without its pair), which is not text") % {"where": where})
         return data
 
 

@@ -8,6 +8,7 @@ from typing import Any
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
+from django.utils.translation import gettext as _
 
 from games.models import Hand
 from games.permissions import may_view
@@ -19,8 +20,8 @@ def viewable_hand(request: HttpRequest, hand_id: Any, *related: str) -> Hand:
     """The hand, with its partie (and ``related``), if the requester may see it."""
     hand = get_object_or_404(Hand.objects.select_related("partie", *related), pk=hand_id)
     if not may_view(request.user, hand.partie):
-        raise PermissionDenied("only the club's members, or a casual table's players, may "
-                               "see this hand")
+        raise PermissionDenied(_("only the club's members, or a casual table's players, may "
+                                 "see this hand"))
     return hand
 
 
@@ -28,7 +29,7 @@ def viewable_soiree(request: HttpRequest, soiree_id: int) -> Soiree:
     """The soirée, with its club, if the requester is one of the club's members (or staff)."""
     soiree = get_object_or_404(Soiree.objects.select_related("club"), pk=soiree_id)
     if not is_member(request.user, soiree.club_id):
-        raise PermissionDenied("only the club's members may see this soirée")
+        raise PermissionDenied(_("only the club's members may see this soirée"))
     return soiree
 
 
@@ -36,5 +37,5 @@ def viewable_season(request: HttpRequest, season_id: int) -> Season:
     """The season, with its club, if the requester is one of the club's members (or staff)."""
     season = get_object_or_404(Season.objects.select_related("club"), pk=season_id)
     if not is_member(request.user, season.club_id):
-        raise PermissionDenied("only the club's members may see this season")
+        raise PermissionDenied(_("only the club's members may see this season"))
     return season

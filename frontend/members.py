@@ -89,7 +89,7 @@ def soiree_members(request: HttpRequest, soiree_id: int) -> JsonResponse:
     """``?q=hel``: the soirée club's members matching it (``members_matching``), as JSON."""
     soiree = get_object_or_404(Soiree.objects.select_related("club"), pk=soiree_id)
     if not may_organise(request.user, soiree.club_id):
-        raise PermissionDenied("only the club's organisers may search its members")
+        raise PermissionDenied(_("only the club's organisers may search its members"))
     query = request.GET.get("q", "")
     if len(query) > MAX_QUERY:
         return JsonResponse({"error": "query_too_long", "detail": _(

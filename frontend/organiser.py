@@ -17,6 +17,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from games.models import Game
 from games.services import MAX_BUY_IN, MAX_HANDS
@@ -55,7 +56,7 @@ def soiree_new(request: HttpRequest) -> HttpResponse:
     the club's (its time_zone): the script sends them without an offset, and the API reads
     such a time in that zone."""
     if not may_create_soirees(request.user):
-        raise PermissionDenied("only a club's organisers may create its soirées")
+        raise PermissionDenied(_("only a club's organisers may create its soirées"))
     starts = _next_full_hour(timezone.now())
     clubs = clubs_organised(user=request.user)
     return render(request, "frontend/soiree_new.html", {
@@ -77,7 +78,7 @@ def soiree_edit(request: HttpRequest, soiree_id: int) -> HttpResponse:
     """The same form, filled with a soirée not yet open; the script sends only a PATCH of it."""
     soiree = get_object_or_404(Soiree.objects.select_related("club"), pk=soiree_id)
     if not may_organise(request.user, soiree.club_id):
-        raise PermissionDenied("only the club's organisers may change this soirée")
+        raise PermissionDenied(_("only the club's organisers may change this soirée"))
     zone = soiree.club.zone()
     return render(request, "frontend/soiree_new.html", {
         "soiree": soiree,
@@ -102,7 +103,7 @@ def soiree_manage(request: HttpRequest, soiree_id: int) -> HttpResponse:
     and once open the seating with the seed it was drawn from."""
     soiree = get_object_or_404(Soiree.objects.select_related("club"), pk=soiree_id)
     if not may_organise(request.user, soiree.club_id):
-        raise PermissionDenied("only the club's organisers may run this soirée")
+        raise PermissionDenied(_("only the club's organisers may run this soirée"))
     registrations = list(registration_list(soiree=soiree))
     chips = stacks(soiree=soiree)
     for r in registrations:

@@ -84,7 +84,7 @@ def seating_sheet(request: HttpRequest, soiree_id: int) -> HttpResponse:
     read it."""
     soiree = get_object_or_404(Soiree.objects.select_related("club"), pk=soiree_id)
     if not may_organise(request.user, soiree.club_id):
-        raise PermissionDenied("only the club's organisers may print this soirée's seating")
+        raise PermissionDenied(_("only the club's organisers may print this soirée's seating"))
     latest = {t["table"]: t for t in soiree_tables(soiree=soiree)}
     with timezone.override(soiree.club.zone()):
         return render(request, "frontend/seating.html", {

@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import QuerySet
+from django.utils.translation import gettext as _
 from icalendar import Calendar, Event, Timezone
 
 from .errors import NotMember
@@ -34,7 +35,8 @@ def calendar_token_get(*, club: Club, user: AbstractBaseUser) -> str:
     """The member's feed secret for ``club``, made on first use. NotMember if he is none."""
     row = _memberships(club=club, user=user).first()
     if row is None:
-        raise NotMember(f"{user} is not a member of {club}")
+        raise NotMember(_("%(user)s is not a member of %(club)s")
+                        % {"user": user, "club": club})
     if row.calendar_token:
         return row.calendar_token
     with transaction.atomic():
@@ -42,7 +44,8 @@ def calendar_token_get(*, club: Club, user: AbstractBaseUser) -> str:
         # hand out the same secret, not each one of their own with the later one winning.
         row = _memberships(club=club, user=user).select_for_update().first()
         if row is None:
-            raise NotMember(f"{user} is not a member of {club}")
+            raise NotMember(_("%(user)s is not a member of %(club)s")
+                        % {"user": user, "club": club})
         if not row.calendar_token:
             row.calendar_token = secrets.token_urlsafe(32)
             row.save(update_fields=["calendar_token"])
@@ -55,7 +58,8 @@ def calendar_token_revoke(*, club: Club, user: AbstractBaseUser) -> str:
     with transaction.atomic():
         row = _memberships(club=club, user=user).select_for_update().first()
         if row is None:
-            raise NotMember(f"{user} is not a member of {club}")
+            raise NotMember(_("%(user)s is not a member of %(club)s")
+                        % {"user": user, "club": club})
         row.calendar_token = secrets.token_urlsafe(32)
         row.save(update_fields=["calendar_token"])
         return row.calendar_token

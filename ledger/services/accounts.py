@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_slug
+from django.utils.translation import gettext
 
 from ledger.exceptions import InvalidEntry, LedgerError
 from ledger.models import Account, AccountKind
@@ -38,7 +39,8 @@ def pot_get_or_create(*, club_key: str, ref: str, name: str = "") -> Account:
     """The pot of a table or partie, named by ``ref`` (e.g. "partie:12")."""
     _check_club_key(club_key)
     if not ref:
-        raise InvalidEntry("A pot needs a ref naming what it belongs to, e.g. 'partie:12'.")
+        raise InvalidEntry(gettext("A pot needs a ref naming what it belongs to, e.g. "
+                                   "'partie:12'."))
     account, _ = Account.objects.get_or_create(
         kind=AccountKind.POT,
         club_key=club_key,
@@ -52,6 +54,7 @@ def _check_club_key(club_key: str) -> None:
     try:
         validate_slug(club_key)
     except ValidationError as error:
-        raise LedgerError(f"Club key {club_key!r} is not a slug.") from error
+        raise LedgerError(gettext("Club key %(key)r is not a slug.") % {"key": club_key}) from error
     if len(club_key) > 64:
-        raise LedgerError(f"Club key {club_key!r} is longer than 64 characters.")
+        raise LedgerError(gettext("Club key %(key)r is longer than 64 characters.")
+                          % {"key": club_key})

@@ -7,6 +7,7 @@ from datetime import datetime
 
 from django.contrib.auth.models import User
 from django.db import IntegrityError
+from django.utils.translation import gettext
 
 from ledger.exceptions import AlreadyReversed, InvalidEntry
 from ledger.models import Account, AccountKind, JournalEntry
@@ -220,7 +221,7 @@ def chips_grant(
     check_kind(wallet, AccountKind.WALLET)
     check_amount(amount, positive=False)
     if not reason.strip():
-        raise InvalidEntry("Say why the chips are granted or withdrawn.")
+        raise InvalidEntry(gettext("Say why the chips are granted or withdrawn."))
     verb = "Grant" if amount > 0 else "Withdrawal"
     bank = bank_get_or_create(club_key=wallet.club_key)
     return entry_post(

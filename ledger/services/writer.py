@@ -10,6 +10,7 @@ from datetime import datetime
 from django.db import IntegrityError, transaction
 from django.db.models import BigIntegerField, Case, F, Value, When
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from ledger.exceptions import (
     BackdatedEntry,
@@ -84,11 +85,11 @@ def write(*, drafts: Sequence[Draft], at: datetime | None) -> list[JournalEntry 
         check_text(draft.idempotency_key, "idempotency_key")
         check_text(draft.source, "source")
     if len(set(keys)) != len(keys):
-        raise InvalidEntry("Each entry of a batch needs its own idempotency key.")
+        raise InvalidEntry(gettext("Each entry of a batch needs its own idempotency key."))
     if not drafts:
         return []
     if at is not None and timezone.is_naive(at):
-        raise InvalidEntry("An entry's time must be timezone-aware.")
+        raise InvalidEntry(gettext("An entry's time must be timezone-aware."))
     try:
         with transaction.atomic():
             locked, written = _write(drafts, at)
@@ -118,7 +119,7 @@ def _write(
     }
     missing = set(ids) - locked.keys()
     if missing:
-        raise InvalidEntry(f"No such account: {sorted(missing)}.")
+        raise InvalidEntry(gettext("No such account: %(ids)s.") % {"ids": sorted(missing)})
     keys = [draft.idempotency_key for draft in drafts]
     existing = {e.idempotency_key: e for e in JournalEntry.objects.filter(idempotency_key__in=keys)}
     results: list[JournalEntry | None] = []
@@ -208,13 +209,14 @@ def entry_time(at: datetime | None, accounts: Iterable[Account]) -> datetime:
 def validated(postings: Sequence[Line]) -> tuple[Line, ...]:
     lines = tuple(postings)
     if len(lines) < 2:
-        raise InvalidEntry("An entry needs two or more postings.")
+        raise InvalidEntry(gettext("An entry needs two or more postings."))
     seen: set[int] = set()
     for account, amount in lines:
         if account.pk is None:
-            raise InvalidEntry(f"Account {account} is not saved.")
+            raise InvalidEntry(gettext("Account %(account)s is not saved.") % {"account": account})
         if account.pk in seen:
-            raise InvalidEntry(f"Account {account} appears twice; give it one posting.")
+            raise InvalidEntry(gettext("Account %(account)s appears twice; give it one posting.")
+                               % {"account": account})
         seen.add(account.pk)
         check_amount(amount, positive=False)
     clubs = {account.club_key for account, _ in lines}
@@ -224,7 +226,8 @@ def validated(postings: Sequence[Line]) -> tuple[Line, ...]:
         )
     total = sum(amount for _, amount in lines)
     if total != 0:
-        raise UnbalancedEntry(f"The postings sum to {total:+d}; they must sum to zero.")
+        raise UnbalancedEntry(gettext("The postings sum to %(total)+d; they must sum to zero.")
+                              % {"total": total})
     return lines
 
 
@@ -245,21 +248,24 @@ def fixed(lines: Iterable[Line], locked: Mapping[int, Account]) -> tuple[Line, .
 
 def check_amount(amount: int, *, positive: bool) -> None:
     if isinstance(amount, bool) or not isinstance(amount, int):
-        raise InvalidEntry(f"Chips are whole numbers, not {amount!r}.")
+        raise InvalidEntry(gettext("Chips are whole numbers, not %(amount)r.") % {"amount": amount})
     if amount == 0 or (positive and amount < 0):
-        raise InvalidEntry(f"An amount of {amount} chips moves nothing; give a positive amount.")
+        raise InvalidEntry(gettext("An amount of %(amount)s chips moves nothing; give a positive "
+                             "amount.") % {"amount": amount})
     if abs(amount) > MAX_AMOUNT:
-        raise InvalidEntry(f"{amount} chips is more than the ledger accepts ({MAX_AMOUNT}).")
+        raise InvalidEntry(gettext("%(amount)s chips is more than the ledger accepts (%(most)s).")
+                           % {"amount": amount, "most": MAX_AMOUNT})
 
 
 def check_kind(account: Account, kind: AccountKind) -> None:
     if account.kind != kind:
-        raise InvalidEntry(f"{account.name} is a {account.kind}, not a {kind.value}.")
+        raise InvalidEntry(gettext("%(name)s is a %(kind)s, not a %(wanted)s.")
+                           % {"name": account.name, "kind": account.kind, "wanted": kind.value})
 
 
 def check_text(value: str, name: str) -> None:
     if not value or len(value) > 200:
-        raise InvalidEntry(f"{name} must be 1 to 200 characters long.")
+        raise InvalidEntry(gettext("%(name)s must be 1 to 200 characters long.") % {"name": name})
 
 
 def same_postings(lines: Iterable[Line]) -> Callable[[JournalEntry], bool]:
