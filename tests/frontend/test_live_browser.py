@@ -139,7 +139,7 @@ def test_the_soiree_page_shows_a_table_s_next_hand_at_once(
     # Each socket open and its first frame (the table as it joined) handled; then the page's
     # own reads of its tables wait, until a frame makes it read them.
     wait_for_js(page, "Object.values(sockets).length && Object.values(sockets).every("
-                       "s => s.socket.readyState === 1 && s.seq >= 0) && !pending")
+                       "s => s.socket.readyState === 1 && s.seq >= 0) && !framed.waiting()")
     page.evaluate("lastRead = Date.now() + 3600 * 1000")
     # The next hand, dealt by the clock as beat would (the bots play it at once), on a thread
     # of its own, outside Playwright's event loop.

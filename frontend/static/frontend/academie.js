@@ -55,3 +55,28 @@ function liveSocket(path, onFrame) {
   open();
   return live;
 }
+
+// A room of tables followed live (the soirée page, the room screen): a frame of a table in
+// play has that table read again (``readTable(partie)``, gathered over ``wait`` ms); a hand's
+// end has ``handOver()`` run (the standings), once per ``wait``; a partie's close has
+// ``closed()`` run 2 s later, to find its table's next partie.
+function roomFrames({readTable, handOver, closed, wait}) {
+  const stale = new Set();
+  let pending = null, due = null;
+  const framed = (partie, f) => {
+    if (f.kind === "partie" && f.partie_status === "over") { setTimeout(closed, 2000); return; }
+    stale.add(partie);
+    if (!pending) pending = setTimeout(() => {
+      pending = null;
+      const parties = [...stale];
+      stale.clear();
+      parties.forEach(p => readTable(p));
+    }, wait);
+    if (f.kind === "hand" && f.status === "over" && !due) due = setTimeout(() => {
+      due = null;
+      handOver();
+    }, wait);
+  };
+  framed.waiting = () => pending !== null;  // a read of tables gathered, not yet made
+  return framed;
+}

@@ -8,8 +8,7 @@
   const W = room.dataset;
   const say = (phrase, values) => phrase.replace(/\{(\w+)\}/g, (m, k) => esc(values[k]));
   const clock = new Intl.DateTimeFormat(document.documentElement.lang || "fr", {hour: "2-digit", minute: "2-digit", timeZone: W.timeZone});
-  let tables = {}, sockets = {}, pending = null, standingsDue = null, status = W.status;
-  const stale = new Set();
+  let tables = {}, sockets = {}, status = W.status;
   // The time left follows the soirée's state: a closed soirée is over, whatever its planned end.
   function tick() {
     document.getElementById("clock").textContent = clock.format(new Date());
@@ -54,20 +53,8 @@
     await readTables(null);
     await readLeaders();
   }
-  function framed(partie, f) {
-    if (f.kind === "partie" && f.partie_status === "over") { setTimeout(refresh, 2000); return; }
-    stale.add(partie);
-    if (!pending) pending = setTimeout(() => {
-      pending = null;
-      const parties = [...stale];
-      stale.clear();
-      parties.forEach(p => readTables(p));
-    }, 1000);
-    if (f.kind === "hand" && f.status === "over" && !standingsDue) standingsDue = setTimeout(() => {
-      standingsDue = null;
-      readLeaders();
-    }, 1000);
-  }
+  const framed = roomFrames({readTable: readTables, handOver: readLeaders, closed: refresh,
+                             wait: 1000});
   tick();
   setInterval(tick, 1000);
   refresh();

@@ -12,8 +12,8 @@ function statusWord(prefix, status) { return words[prefix + status[0].toUpperCas
 
 // Every partie of the evening (the API's tables), by its id; the soirée's live sockets, one a
 // partie in play; the parties whose table is to be read again; the standings last drawn.
-let tables = {}, sockets = {}, pending = null, stale = new Set(), lastRead = 0;
-let soireeStatus = "scheduled", standingsShown = null, standingsDue = null;
+let tables = {}, sockets = {}, lastRead = 0;
+let soireeStatus = "scheduled", standingsShown = null;
 
 function drawTables() {
   // One card per table: its latest partie, the viewer's own table first.
@@ -105,21 +105,8 @@ async function refresh() {
 // A frame of a table in play: that table is read again (at most twice a second); a hand's
 // end, the standings and the announcements (a seat change waits for it) too. A partie's close
 // reads the whole page 2 s later, to find its table's next partie.
-function framed(partie, f) {
-  if (f.kind === "partie" && f.partie_status === "over") { setTimeout(refresh, 2000); return; }
-  stale.add(partie);
-  if (!pending) pending = setTimeout(() => {
-    pending = null;
-    const parties = [...stale];
-    stale.clear();
-    parties.forEach(p => readTables(p));
-  }, 500);
-  if (f.kind === "hand" && f.status === "over" && !standingsDue) standingsDue = setTimeout(() => {
-    standingsDue = null;
-    readStandings();
-    readNews();
-  }, 500);
-}
+const framed = roomFrames({readTable: readTables, closed: refresh, wait: 500,
+                          handOver: () => { readStandings(); readNews(); }});
 function watch(parties) {
   for (const p of Object.keys(sockets)) if (!parties.includes(p)) { sockets[p].stop(); delete sockets[p]; }
   for (const p of parties) if (!sockets[p]) sockets[p] = liveSocket(`/ws/parties/${p}/`, f => framed(p, f));
