@@ -878,16 +878,23 @@ def two_main(opts: argparse.Namespace) -> int:
                   if "Traceback" in x or " ERROR" in x or "CRITICAL" in x]
         if errors:
             print(f"  {name} log: {len(errors)} error line(s), e.g. {errors[0][:200]}")
+    return finish(failed, keep=opts.keep, logdir=logdir)
+
+
+
+def finish(failed: bool, *, keep: bool, logdir: Path) -> int:
+    """Say the verdict, and remove the logs' folder of a run that passed (unless kept)."""
+    from django.db import connections
+
     print("FAIL" if failed else "PASS")
     connections.close_all()
-    if not opts.keep and not failed:
+    if not keep and not failed:
         for path in sorted(logdir.iterdir()):
             path.unlink()
         logdir.rmdir()
     else:
         print(f"logs: {logdir}")
     return 1 if failed else 0
-
 
 def wait_port(dep: Deployment, name: str, port: int, timeout: float = 60) -> None:
     end = time.monotonic() + timeout
@@ -1034,15 +1041,7 @@ def main() -> int:
           f"counted in the phase where it was played.")
     for what, n in sorted(errors.items()):
         print(f"  failed: {what} x{n}")
-    print("FAIL" if failed else "PASS")
-    connections.close_all()
-    if not opts.keep and not failed:
-        for path in sorted(logdir.iterdir()):
-            path.unlink()
-        logdir.rmdir()
-    else:
-        print(f"logs: {logdir}")
-    return 1 if failed else 0
+    return finish(failed, keep=opts.keep, logdir=logdir)
 
 
 if __name__ == "__main__":
