@@ -503,8 +503,10 @@ def test_two_overlapping_soirees_sharing_a_player_settle_each_its_own_chips(
     the second once the first is over: not before): each settlement nets only its own hands,
     between its own players."""
     first = _soiree(club, bot_kind="heuristic", deals_per_partie=1, lasts=timedelta(seconds=60))
+    # Long enough after the first one's close that a table of the second ends and seats her,
+    # however long the hands the seeds deal last.
     second = _soiree(club, bot_kind="heuristic", deals_per_partie=1,
-                     lasts=timedelta(seconds=90))
+                     lasts=timedelta(seconds=300))
     alice, bruno = members(2)
     services.checkin(soiree=first, user=alice, at=timezone.now())
     services.checkin(soiree=second, user=bruno, at=timezone.now())

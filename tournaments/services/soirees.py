@@ -201,10 +201,11 @@ def soirees_due(*, at: datetime) -> tuple[QuerySet[Soiree], QuerySet[Soiree]]:
     # bots alone; the tick after its first check-in opens it.
     to_open = Soiree.objects.filter(
         status=Soiree.Status.SCHEDULED, starts_at__lte=at,
-        registrations__checked_in_at__isnull=False).distinct()
+        registrations__checked_in_at__isnull=False).distinct().order_by("starts_at", "pk")
     to_tick = (Soiree.objects.filter(status=Soiree.Status.OPEN)
                .annotate(over=Count("tables", filter=Q(tables__partie__status=Partie.Status.OVER)))
-               .filter(Q(seated_over__isnull=True) | Q(over__gt=F("seated_over"))))
+               .filter(Q(seated_over__isnull=True) | Q(over__gt=F("seated_over")))
+               .order_by("starts_at", "pk"))
     return to_open, to_tick
 
 @dataclass
