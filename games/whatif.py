@@ -17,6 +17,7 @@ from django.utils.translation import gettext as _
 from games.engine.base import Event, Move, RuleError
 from games.errors import GameError, HandNotOver
 from games.models import Hand
+from games.rule_words import in_words
 from games.services import store
 
 #: A hand that has not ended after this many played-out decisions is a bug, not a game.
@@ -56,14 +57,16 @@ def branch(*, hand: Hand, from_seq: int, moves: Sequence[dict[str, Any]],
         try:
             seat, move = int(step["seat"]), Move(**step["move"])
         except (KeyError, TypeError, ValueError):
-            raise BranchRefused(f"move {i} is not {{'seat': n, 'move': {{'type': …}}}}") from None
+            raise BranchRefused(_("move %(i)s is not {\"seat\": n, \"move\": {\"type\": …}}")
+                                % {"i": i}) from None
         if engine.is_over(state):
             raise BranchRefused(_("move %(i)s: the hand is already over in this branch") % {"i": i})
         try:
             play(seat, move, "player")
         except RuleError as exc:
             raise BranchRefused(
-                f"move {i} ({move}, seat {seat}) is refused: {exc.message}") from None
+                _("move %(i)s (%(move)s, seat %(seat)s) is refused: %(why)s")
+                % {"i": i, "move": move, "seat": seat, "why": in_words(exc.message)}) from None
     decisions = 0
     while play_out and not engine.is_over(state):
         seat = engine.to_act(state)[0]

@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.utils.text import format_lazy
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from rest_framework import serializers
 
 from games.engine.cards import CANONICAL_INDEX, SUITS
@@ -27,8 +29,10 @@ class BotField(serializers.ChoiceField):
     ``heuristic``, ``ismcts``, ``timeout``); the bot's name is stored."""
 
     default_error_messages = {
-        "invalid_choice": "unknown bot level '{input}': choose among "
-                          + ", ".join(BOT_LEVELS) + " (or the bots " + ", ".join(BOT_NAMES) + ")",
+        # "{{input}}" stays a placeholder: DRF fills it with what the client sent.
+        "invalid_choice": format_lazy(
+            gettext_lazy("unknown bot level '{{input}}': choose among {levels} (or the bots "
+                         "{bots})"), levels=", ".join(BOT_LEVELS), bots=", ".join(BOT_NAMES)),
     }
 
     def __init__(self, **kwargs: Any) -> None:

@@ -210,6 +210,18 @@ def test_a_bad_partie_is_refused_with_400_naming_what_is_wrong(
     assert not Partie.objects.exists()
 
 
+def test_an_unknown_bot_level_is_refused_in_the_readers_language(
+        organiser: Any, player: Any, api_as: Any) -> None:
+    body = {"game": "comet", "players": ["pia"], "bots": ["génie"]}
+    answer = api_as(organiser).post("/api/parties/", body, format="json",
+                                    HTTP_ACCEPT_LANGUAGE="fr")
+
+    assert answer.status_code == 400
+    assert "niveau de bot inconnu « génie » : choisissez parmi debutant" in str(
+        answer.json()["bots"])
+    assert not Partie.objects.exists()
+
+
 def test_an_unknown_partie_or_hand_is_404(outsider: Any, api_as: Any) -> None:
     client = api_as(outsider)
     nobody = uuid.uuid4()

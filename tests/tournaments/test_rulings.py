@@ -360,6 +360,11 @@ def test_a_what_if_plays_other_moves_on_the_same_deal_and_a_ruling_cites_it(clie
         "from_seq": seq, "moves": [{"seat": (seat + 1) % 3, "move": {"type": "pass"}}]},
         content_type="application/json")
     assert illegal.status_code == 400 and "is refused" in illegal.json()["detail"]
+    french = client.post(f"/api/disputes/{dispute.pk}/whatifs", {
+        "from_seq": seq, "moves": [{"seat": seat, "move": {"card": "TH"}}]},
+        content_type="application/json", HTTP_ACCEPT_LANGUAGE="fr")
+    assert french.status_code == 400
+    assert french.json()["detail"].startswith("le coup 1 n’est pas de la forme"), french.json()
     assert WhatIf.objects.count() == 1
 
     unknown = _post(client, f"/api/disputes/{dispute.pk}/rulings", kind="stands",
