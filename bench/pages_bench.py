@@ -12,7 +12,9 @@ fill them); the person leaves his table (``seat_away``: the time-out rule plays 
 once). Its hands are then played by ``games.services.partie_tick`` (a table of bots deals and
 plays a whole hand in one command), the next parties started by ``soiree_tick``, in
 ``--processes`` processes (tables shared among them), until the soirée has that many hands
-over; how long the building took is reported.
+over; how long the building took is reported. The clock's verifier then verifies every
+finished hand's record once (``games.services.verdicts``), as it does within seconds of each
+hand's end during an evening; its cost per hand is reported.
 
 Each URL is then read with Django's test client in this process (the whole middleware
 stack, signed in as the club's organiser by a session cookie), ``--samples`` times (at most
@@ -126,8 +128,19 @@ def build(url: str, club: Any, organiser: Any, target: int, tables: int, game: s
         cursor.execute("ANALYZE")  # as autovacuum soon would, for the rows just made
     n = hands_over(soiree_id)
     print(f"soirée {soiree_id}: {n} hands over in {took:.1f} s", file=sys.stderr)
+    # What the clock does within seconds of each hand's end during the evening (verify its
+    # record once, keep the verdict), done here in one go before the reads.
+    from games.services.verdicts import verify_ended_hands
+
+    began = time.perf_counter()
+    verified = 0
+    while done := verify_ended_hands():
+        verified += done
+    verify_s = time.perf_counter() - began
+    print(f"{verified} records verified in {verify_s:.1f} s", file=sys.stderr)
     return {"soiree": soiree_id, "hands": n, "built_s": round(took, 1),
-            "hands_per_s": round(n / took, 1)}
+            "hands_per_s": round(n / took, 1),
+            "verify_ms_per_hand": round(1000 * verify_s / max(verified, 1), 2)}
 
 
 def close(soiree_id: int) -> None:

@@ -1,7 +1,7 @@
 """The Celery app: Redis broker from REDIS_URL, settings prefixed CELERY_ in Django settings.
 
-Beat runs two periodic tasks: the deadline sweeper (overdue decisions and hands nobody dealt)
-and the soirée clock.
+Beat runs three periodic tasks: the deadline sweeper (overdue decisions and hands nobody dealt),
+the soirée clock, and the verifier of the finished hands' records.
 """
 
 import os
@@ -16,6 +16,8 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
 CLOCK_SECONDS = float(os.environ.get("ACADEMIE_CLOCK_SECONDS", "1"))
+#: The hands' verifier has no one waiting on it: every few seconds, a batch at a time.
+VERIFY_SECONDS = 5 * CLOCK_SECONDS
 
 # A run that waited a whole period in the queue is dropped (``expires``): the next one is
 # already on its way, and a backlog of sweeps would hold every worker while the deadline tasks
@@ -27,6 +29,8 @@ app.conf.beat_schedule = {
                         "options": {"expires": CLOCK_SECONDS}},
     "soiree-clock": {"task": "tournaments.tasks.soiree_clock", "schedule": CLOCK_SECONDS,
                      "options": {"expires": CLOCK_SECONDS}},
+    "verify-ended-hands": {"task": "games.tasks.verify_ended_hands", "schedule": VERIFY_SECONDS,
+                     "options": {"expires": VERIFY_SECONDS}},
 }
 
 

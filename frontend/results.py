@@ -26,6 +26,9 @@ def _words(soiree: Soiree) -> dict[str, str]:
     """The sheet's headings in the reader's language (the soirée page's words)."""
     return {"standings": _("Standings"), "settlement": _("Settlement"),
             "hands_section": _("Hands and their verification digests"),
+            "verified_how": _("The service verified each hand's record against HAND_RECORD.md "
+                              "once the hand was over; its audit page verifies it again in "
+                              "your browser."),
             "nothing": _("nothing to settle"), "pays": _("{payer} pays {payee} {amount}"),
             "correction": _("correction after a ruling"),
             "rank": _("rank"), "player": _("player"), "buy_in": _("buy-in"),

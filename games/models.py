@@ -212,6 +212,12 @@ class Hand(models.Model):
                     "with a keyed deck and sealed fields"))
     started_at = models.DateTimeField(verbose_name=_("started at"), default=timezone.now)
     ended_at = models.DateTimeField(verbose_name=_("ended at"), null=True, blank=True)
+    # The service's verification of the finished record (``games.services.verdicts``), made
+    # once by the clock after the hand ends: ok, digest, discrepancy, the chain head it read
+    # and when. A sheet of thousands of hands reads it rather than replaying each record.
+    verdict = models.JSONField(
+        verbose_name=_("verdict"), null=True, blank=True, editable=False,
+        help_text=_("the service's verification of the finished hand's record"))
 
     class Meta:
         verbose_name = _("hand")
@@ -224,6 +230,9 @@ class Hand(models.Model):
             # The hands in play, a few per table, whatever the history: the sweeper's search.
             models.Index(fields=["status"], name="hand_playing",
                          condition=models.Q(status="playing")),
+            # The finished hands not yet verified, a few at any time: the verifier's search.
+            models.Index(fields=["ended_at"], name="hand_unverified",
+                         condition=models.Q(status="over", verdict__isnull=True)),
         ]
 
     def __str__(self) -> str:

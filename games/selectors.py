@@ -11,12 +11,10 @@ from django.utils.translation import gettext as _
 
 from games import signing
 from games.engine.base import Event
-from games.engine.record import build_record
-from games.engine.verify import Discrepancy, verify_record
 from games.engine.visibility import redact_events
 from games.errors import HandNotOver
 from games.models import Hand, HandEvent, Invitation, Partie, Seat
-from games.services import chips, store
+from games.services import chips, store, verdicts
 
 
 def partie_list() -> QuerySet[Partie]:
@@ -179,21 +177,18 @@ def hand_events(*, hand: Hand, user: AbstractBaseUser | AnonymousUser) -> list[d
 
 def hand_record(*, hand: Hand) -> dict[str, Any]:
     """The HAND_RECORD.md document of a finished hand."""
-    if hand.status != Hand.Status.OVER:
-        raise HandNotOver(_("the record is published once the hand is over"))
-    return build_record(
-        game=hand.partie.game, hand=str(hand.id), table=hand.partie.table_label,
-        partie=str(hand.partie_id), number=hand.number, seed=hand.secret.seed,
-        deck=store.hand_deck(hand), events=store.events(hand), version=hand.record_format,
-    )
+    return verdicts.record_of(hand)
 
 
 def hand_verification(*, hand: Hand) -> dict[str, Any]:
-    record = hand_record(hand=hand)
-    try:
-        return {"ok": True, "digest": verify_record(record), "discrepancy": None}
-    except Discrepancy as exc:
-        return {"ok": False, "digest": record.get("digest"), "discrepancy": str(exc)}
+    """The finished hand's record verified now: ok, its digest, the discrepancy found."""
+    return verdicts.verification_of(hand)
+
+
+def hand_verdict(*, hand: Hand) -> dict[str, Any]:
+    """The verdict on a finished hand's record, as the clock kept it (or made now if it has
+    none yet, or the hand's chain head changed since): ok, digest, discrepancy, head, at."""
+    return verdicts.hand_verdict(hand)
 
 
 def hand_replay(*, hand: Hand) -> list[dict[str, Any]]:

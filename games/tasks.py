@@ -64,3 +64,12 @@ def sweep_deadlines(grace_seconds: float = 0.0) -> int:
         except Exception:
             logger.exception("dealing the next hand of partie %s failed", partie_id)
     return fired
+
+
+@shared_task(acks_late=True, ignore_result=True)
+def verify_ended_hands() -> int:
+    """Verify the records of the hands that ended since the last run, once each, and keep the
+    verdicts (``games.services.verdicts``): the evening's results sheet reads them."""
+    from games.services import verdicts
+
+    return verdicts.verify_ended_hands()

@@ -37,11 +37,11 @@ def _finished_hands(soiree: Soiree) -> QuerySet[Hand]:
 
 def hands_of(soiree: Soiree) -> list[dict[str, Any]]:
     """Every finished hand of the evening, table by table, with the service's verdict on its
-    record and its verification digest."""
+    record and its verification digest: the verdict the clock kept when the hand ended, or
+    one made now for a hand it has not verified yet (``game_selectors.hand_verdict``)."""
     out = []
-    for hand in _finished_hands(soiree).select_related("secret").prefetch_related(
-            "partie__seats"):
-        checked = game_selectors.hand_verification(hand=hand)
+    for hand in _finished_hands(soiree).select_related("secret", "partie"):
+        checked = game_selectors.hand_verdict(hand=hand)
         table = hand.partie.soiree_table
         out.append({"table": table.number, "partie": table.round, "hand": hand.number,
                     "id": str(hand.pk), "ok": checked["ok"], "digest": checked["digest"]})
@@ -180,7 +180,7 @@ def _span(start: datetime | None, end: datetime | None, zone: Any) -> str:
 PDF_WORDS = {"rank": "rank", "buy_in": "buy-in", "rebuys": "rebuys", "final_chips": "final chips",
              "table": "table", "partie": "partie", "hand": "hand", "verified": "verified",
              "digest": "digest", "id": "hand id", "planned": "planned", "actual": "actual",
-             "status": "", "correction": "correction after a ruling"}
+             "status": "", "correction": "correction after a ruling", "verified_how": ""}
 
 
 def results_pdf(soiree: Soiree, *, words: dict[str, str]) -> bytes:
@@ -226,6 +226,8 @@ def results_pdf(soiree: Soiree, *, words: dict[str, str]) -> bytes:
             text = f"{words['correction']} : {text}"
         pdf.cell(0, 6, text, new_x="LMARGIN", new_y="NEXT")
     heading(words["hands_section"])
+    if words.get("verified_how"):
+        pdf.multi_cell(0, 5, words["verified_how"], new_x="LMARGIN", new_y="NEXT")
     pdf.set_font("DejaVuMono", size=6.5)
     # Fixed-width columns in a fixed-width font: each field right-aligned to the widest of its
     # heading and its values, so that partie 10 and hand 100 stay in line.

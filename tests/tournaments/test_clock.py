@@ -23,7 +23,7 @@ from django.utils import timezone, translation
 from games.errors import GameError
 from games.models import Hand, Partie
 from games.services import deadline_fire, partie_tick
-from games.tasks import sweep_deadlines
+from games.tasks import sweep_deadlines, verify_ended_hands
 from ledger import selectors as ledger_selectors
 from ledger.models import Account
 from tournaments import selectors, services
@@ -575,6 +575,12 @@ def test_the_results_sheet_holds_the_standings_the_settlement_and_every_hand_ver
     assert len(hands) == _hands(soiree).count() > 0
     assert all(h["ok"] and len(h["digest"]) == 64 for h in hands)
     assert pdf.startswith(b"%PDF") and len(pdf) > 1000
+    # Once the clock has verified them, the sheet reads the verdicts in one query, whatever
+    # the number of hands, and they say what verifying now says.
+    assert verify_ended_hands() == len(hands)
+    with CaptureQueriesContext(connection) as read:
+        assert sheets.hands_of(soiree) == hands
+    assert len(read) == 1
     # The chart's lines end at the standings' nets (a Comet evening: no pot is shared at the
     # end), one point a hand of the evening.
     lines = sheets.chips_over_the_evening(soiree)

@@ -4,7 +4,8 @@ One process: daphne's runserver serves the pages, the API and the live tables' W
 (config/asgi.py), and the in-process channel layer carries the live frames of every command,
 whether a request, a timer or the clock played it. Deadlines fire on timer threads in this
 process (ACADEMIE_TIMERS=thread); a clock thread runs the deadline sweeper and the soirée clock
-every second, as Celery beat does in a deployment.
+every second, and the verifier of finished hands every five, as Celery beat does in a
+deployment.
 """
 
 from __future__ import annotations
@@ -22,12 +23,15 @@ logger = logging.getLogger(__name__)
 
 
 def clock_loop(interval: float, stop: threading.Event) -> None:
-    from games.tasks import sweep_deadlines
+    from games.tasks import sweep_deadlines, verify_ended_hands
     from tournaments.tasks import soiree_clock
 
+    ticks = 0
     while not stop.wait(interval):
         close_old_connections()
-        for task in (sweep_deadlines, soiree_clock):
+        ticks += 1
+        tasks = [sweep_deadlines, soiree_clock] + ([verify_ended_hands] if ticks % 5 == 0 else [])
+        for task in tasks:
             try:
                 task()
             except Exception:
