@@ -4,7 +4,10 @@ the soirée; and the season's standings, by the club's members."""
 
 from __future__ import annotations
 
+import hashlib
+
 from django.contrib.auth.decorators import login_required
+from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
@@ -94,11 +97,33 @@ def seating_sheet(request: HttpRequest, soiree_id: int) -> HttpResponse:
             "soiree": soiree, "tables": [latest[n] for n in sorted(latest)]})
 
 
+#: How long a made results sheet is kept: a newer version of the soirée replaces it sooner.
+PDF_KEPT_SECONDS = 24 * 3600
+
+
 @login_required
 def results_pdf(request: HttpRequest, soiree_id: int) -> HttpResponse:
+    """The results sheet as a PDF. Made once for each state of the soirée and language, and
+    kept in the cache (Redis in a deployment): its hands' list grows with the evening, and the
+    organiser and every player download the same document. The key names what the sheet
+    shows: the read models' version (hands, rulings, the door), the soirée's state and times,
+    and the reader's language; a browser that has it is answered 304."""
     soiree = viewable_soiree(request, soiree_id)
-    return _file(soiree, "results.pdf", "application/pdf",
-                 sheets.results_pdf(soiree, words=_words(soiree)))
+    state = hashlib.sha256(repr((
+        soiree.name, soiree.status, soiree.starts_at, soiree.ends_at, soiree.opened_at,
+        soiree.closed_at, soiree.club.name, soiree.club.time_zone)).encode()).hexdigest()[:16]
+    key = f"results-pdf-{soiree.pk}-{projection_version(soiree=soiree)}-{state}-{get_language()}"
+    unchanged = get_conditional_response(request, etag=f'"{key}"')
+    if unchanged is not None:
+        return unchanged
+    pdf = cache.get(key)
+    if pdf is None:
+        pdf = sheets.results_pdf(soiree, words=_words(soiree))
+        cache.set(key, pdf, PDF_KEPT_SECONDS)
+    answer = _file(soiree, "results.pdf", "application/pdf", pdf)
+    answer["ETag"] = f'"{key}"'
+    answer["Cache-Control"] = "private, no-cache"  # asked again each time, 304 if unchanged
+    return answer
 
 
 @login_required

@@ -191,6 +191,14 @@ def hand_verdict(*, hand: Hand) -> dict[str, Any]:
     return verdicts.hand_verdict(hand)
 
 
+def verdict_of(*, hand_id: Any, verdict: dict[str, Any] | None, last_hash: str) -> dict[str, Any]:
+    """``hand_verdict`` for a sheet that read the hand's ``verdict`` and ``last_hash`` columns
+    among many rows: the hand itself is read only when the kept verdict will not do."""
+    if verdict is not None and verdict.get("head") == last_hash:
+        return verdict
+    return verdicts.hand_verdict(Hand.objects.select_related("partie", "secret").get(pk=hand_id))
+
+
 def hand_replay(*, hand: Hand) -> list[dict[str, Any]]:
     """A finished hand, step by step: after each event, the table as everyone may now see it
     (every seat's cards, the offer's card), with the event as the record has it."""

@@ -46,6 +46,17 @@ def seeded_deals(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 
 
 @pytest.fixture(autouse=True)
+def empty_cache() -> Any:
+    """Each test starts with an empty cache (the process's own, outside the Redis tests): a
+    document kept by one test's soirée must not be served for another's that SQLite gave the
+    same id and the same state."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+
+
+@pytest.fixture(autouse=True)
 def english_outside_requests() -> Any:
     """A service called by a test speaks English, whatever a request before it in the same
     process left active: a request's own language is set by its middleware, and a test that

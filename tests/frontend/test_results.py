@@ -58,6 +58,38 @@ def test_a_member_reads_prints_and_downloads_the_results(client: Any, closed: An
     assert 'filename="soiree-' in settlement["Content-Disposition"]
 
 
+def test_the_pdf_is_made_once_for_each_state_of_the_soiree_and_language(
+        client: Any, closed: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tournaments import sheets
+    from tournaments.models import SoireeProjection
+
+    made: list[str] = []
+    real = sheets.results_pdf
+    monkeypatch.setattr(sheets, "results_pdf",
+                        lambda soiree, words: made.append(words["standings"]) or real(
+                            soiree, words=words))
+    client.force_login(closed["member"])
+    url = f"/soirees/{closed['soiree'].pk}/results.pdf"
+
+    first, again = client.get(url), client.get(url)
+    assert first.content == again.content and first.content.startswith(b"%PDF")
+    assert made == ["Classement"]  # the second download was the same document, kept
+    # A browser that has it is told so, for nothing.
+    assert client.get(url, HTTP_IF_NONE_MATCH=first["ETag"]).status_code == 304
+    english = client.get(url, HTTP_ACCEPT_LANGUAGE="en")
+    assert english.content != first.content and made == ["Classement", "Standings"]
+
+    # A hand, a ruling or the door moves the read models' version: the sheet is made again.
+    SoireeProjection.objects.update_or_create(soiree=closed["soiree"], defaults={"version": 7})
+    changed = client.get(url, HTTP_IF_NONE_MATCH=first["ETag"])
+    assert changed.status_code == 200 and changed["ETag"] != first["ETag"]
+    assert made == ["Classement", "Standings", "Classement"]
+    closed["soiree"].name = "Jeudi soir"
+    closed["soiree"].save(update_fields=["name"])
+    client.get(url)
+    assert len(made) == 4
+
+
 def test_the_results_are_the_club_s_own(client: Any, closed: Any) -> None:
     client.force_login(closed["stranger"])
 
