@@ -590,3 +590,39 @@ def test_the_results_sheet_holds_the_standings_the_settlement_and_every_hand_ver
     svg = sheets.chips_chart_svg(soiree, title="Chips")
     assert svg.startswith("<svg") and all(name in svg for name in lines)
 
+
+
+def test_the_tables_api_gives_each_tables_latest_partie_and_the_hands_of_the_evening(
+        clock, club, members, client, organiser):
+    """What the soirée page and the room screen read: one row a table however many parties it
+    has had (``history`` for all of them), and the evening's hands over from its read model;
+    each row's hands played read off its latest hand."""
+    soiree = _soiree(club, bot_kind="heuristic", deals_per_partie=1, lasts=timedelta(seconds=30))
+    for user in members(4):
+        services.checkin(soiree=soiree, user=user, at=timezone.now())
+    clock.move_to(OPENS - timedelta(seconds=1))
+    _beat(clock, until=lambda: _status(soiree) == Soiree.Status.CLOSED)
+    client.force_login(organiser)
+    url = reverse("soiree-tables", args=[soiree.pk])
+
+    with CaptureQueriesContext(connection) as read:
+        latest = client.get(url).json()
+    queries = [q["sql"] for q in read]  # read now: the next request empties the log
+    every = client.get(url, {"history": "true"}).json()
+
+    rounds = _tables(soiree)
+    numbers = sorted({t.number for t in rounds})
+    assert len(rounds) > len(numbers)  # the tables played several parties each
+    assert [(t["table"], t["round"]) for t in latest["tables"]] == [
+        (n, max(t.round for t in rounds if t.number == n)) for n in numbers]
+    assert len(every["tables"]) == len(rounds)
+    assert latest["hands_over"] == every["hands_over"] == _hands(soiree).filter(
+        status=Hand.Status.OVER).count()
+    for row in every["tables"]:
+        assert row["hands_played"] == Hand.objects.filter(
+            partie_id=row["partie"], status=Hand.Status.OVER).count()
+    # The session, the user, the soirée, the membership, the read model, then the tables:
+    # their parties, seats, chips and latest hands; as many with two rounds as with ten.
+    assert len(queries) == 9, queries
+    bad = client.get(url, {"history": "perhaps"})
+    assert bad.status_code == 400 and "history" in bad.json()

@@ -174,6 +174,7 @@ class TableSerializer(serializers.Serializer):
 class TablesSerializer(serializers.Serializer):
     soiree = serializers.IntegerField()
     status = serializers.ChoiceField(choices=Soiree.Status.choices)
+    hands_over = serializers.IntegerField(help_text="the hands of the evening over, every table")
     tables = TableSerializer(many=True)
 
 
@@ -485,6 +486,9 @@ class SoireeCloseView(APIView):
 class TablesQuerySerializer(serializers.Serializer):
     partie = serializers.UUIDField(required=False,
                                    help_text="only this partie's table (the one that changed)")
+    history = serializers.BooleanField(
+        required=False, default=False,
+        help_text="every partie of the evening; by default each table's latest partie only")
 
 
 class SoireeTablesView(APIView):
@@ -495,8 +499,10 @@ class SoireeTablesView(APIView):
         query = TablesQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         return Response({"soiree": soiree.pk, "status": soiree.status,
+                         "hands_over": selectors.projection_hands(soiree=soiree) or 0,
                          "tables": selectors.soiree_tables(
-                             soiree=soiree, partie=query.validated_data.get("partie"))})
+                             soiree=soiree, partie=query.validated_data.get("partie"),
+                             history=query.validated_data["history"])})
 
 
 class MyTableView(APIView):

@@ -6,7 +6,7 @@ from collections import defaultdict
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Count, Max, Q, QuerySet
+from django.db.models import OuterRef, Q, QuerySet, Subquery
 from django.utils.translation import gettext as _
 
 from games import selectors as game_selectors
@@ -90,16 +90,21 @@ def soiree_list(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Soiree]:
     return qs.filter(club__memberships__user_id=user.pk).distinct()
 
 
-def soiree_tables(*, soiree: Soiree, partie: Any = None) -> list[dict[str, Any]]:
-    """The live tables: each partie, its seats, its hand in progress (public facts only);
-    ``partie``: that partie's table only (a page follows the table that changed). A few
-    queries however many parties the evening has had."""
+def soiree_tables(*, soiree: Soiree, partie: Any = None,
+                  history: bool = True) -> list[dict[str, Any]]:
+    """The evening's tables: each partie, its seats, its hand in progress (public facts
+    only); ``partie``: that partie's table only (a page follows the table that changed);
+    ``history=False``: each table's latest partie only (what a page of the room shows). A few
+    queries, each of a row a partie: the hands are not counted but read off the latest one."""
     found = (SoireeTable.objects.filter(soiree=soiree).select_related("partie")
-             .annotate(over=Count("partie__hands",
-                                  filter=Q(partie__hands__status=Hand.Status.OVER)),
-                       last=Max("partie__hands__number")))
+             .annotate(last=Subquery(Hand.objects.filter(partie=OuterRef("partie"))
+                                     .order_by("-number").values("number")[:1])))
     if partie is not None:
         found = found.filter(partie_id=partie)
+    if not history:
+        found = found.filter(round=Subquery(
+            SoireeTable.objects.filter(soiree=soiree, number=OuterRef("number"))
+            .order_by("-round").values("round")[:1]))
     tables = list(found.order_by("number", "round"))
     seats: dict[Any, list[Seat]] = defaultdict(list)
     for seat in (Seat.objects.filter(partie__in=[t.partie_id for t in tables])
@@ -123,7 +128,10 @@ def soiree_tables(*, soiree: Soiree, partie: Any = None) -> list[dict[str, Any]]
                        "name": s.player.get_full_name() or s.player.get_username(),
                        "bot": s.bot or None, "chips": chips[s.pk], "away": s.away}
                       for s in seats[t.partie_id]],
-            "hands_played": t.over,  # type: ignore[attr-defined]
+            # Hands are numbered from 1 and dealt one after the other: all but one in play
+            # are over.
+            "hands_played": 0 if hand is None else hand.number - (
+                hand.status != Hand.Status.OVER),
             "current_hand": None if hand is None else {
                 "hand": str(hand.pk), "number": hand.number, "status": hand.status,
                 "seq": hand.last_seq, "deadline": hand.deadline,

@@ -10,9 +10,9 @@ function say(phrase, values) { return phrase.replace(/\{(\w+)\}/g, (_, k) => esc
 // A status in the page's language (the API's own word if the catalogue has none).
 function statusWord(prefix, status) { return words[prefix + status[0].toUpperCase() + status.slice(1)] || status; }
 
-// Every partie of the evening (the API's tables), by its id; the soirée's live sockets, one a
+// Each table's latest partie (the API's tables), by its id; the soirée's live sockets, one a
 // partie in play; the parties whose table is to be read again; the standings last drawn.
-let tables = {}, sockets = {}, lastRead = 0;
+let tables = {}, sockets = {}, lastRead = 0, handsOver = 0;
 let soireeStatus = "scheduled", standingsShown = null;
 
 function drawTables() {
@@ -23,7 +23,7 @@ function drawTables() {
   const mine = tb => tb.seats.some(s => s.player === words.me);
   const cards = Object.values(latest).sort((a, b) => (mine(b) - mine(a)) || (a.table - b.table));
   // The evening's progress: hands dealt, tables in play, time left.
-  const dealt = all.reduce((n, tb) => n + tb.hands_played, 0);
+  const dealt = handsOver;
   const playing = cards.filter(tb => tb.status === "playing").length;
   const left = Math.max(0, Math.ceil((new Date(words.ends) - Date.now()) / 60000));
   // Each count with its own plural (Django's JavaScript catalogue, frontend/urls.py).
@@ -51,6 +51,7 @@ async function readTables(partie) {
   }
   if (!partie) tables = {};
   for (const tb of t.body.tables) tables[tb.partie] = tb;
+  handsOver = t.body.hands_over;
   soireeStatus = t.body.status;
   document.getElementById("status").textContent = statusWord("status", t.body.status);
   if (!partie) watch(t.body.tables.filter(tb => tb.status === "playing").map(tb => tb.partie));
