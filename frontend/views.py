@@ -35,7 +35,7 @@ from . import selectors as lobby_reads
 from .access import viewable_hand, viewable_soiree
 from .accounts import club_links
 from .calendar import calendar_links
-from .words import bot_levels, table_words
+from .words import audit_words, bot_levels, table_words
 
 #: A placeholder hand id in the URL the page's script fills in (the next hand's).
 UUID_ZERO = "00000000-0000-0000-0000-000000000000"
@@ -43,12 +43,14 @@ UUID_ZERO = "00000000-0000-0000-0000-000000000000"
 
 @login_required
 def lobby(request: HttpRequest) -> HttpResponse:
-    """Where the user sits now, the casual tables waiting for his answer, the day's soirées of
-    his clubs, the casual tables he may watch, and the form that makes one (its script posts
-    to the API, as any client would)."""
+    """Where the user sits now (and the tables he has left, to come back to), the casual tables
+    waiting for his answer, the day's soirées of his clubs, the casual tables he may watch, and
+    the form that makes one (its script posts to the API, as any client would)."""
     user, now = request.user, timezone.now()
+    tables_now = list(lobby_reads.tables_now(user=user))
     return render(request, "frontend/lobby.html", {
-        "tables_now": lobby_reads.tables_now(user=user),
+        "tables_now": tables_now,
+        "away_from": away_from(user, tables_now),
         "invitations": invitations_pending(user=user),
         "soirees": with_registrations(user, lobby_reads.soirees_of_the_day(user=user, at=now)),
         "other_soirees": with_registrations(user, lobby_reads.other_soirees(user=user, at=now)),
@@ -77,6 +79,17 @@ def soiree_page(request: HttpRequest, soiree_id: int) -> HttpResponse:
             "registration": Registration.objects.filter(soiree=soiree,
                                                         user_id=request.user.pk).first(),
             "member": has_role(request.user, soiree.club_id)})
+
+
+def away_from(user: Any, tables: Iterable[Any]) -> list[dict[str, Any]]:
+    """The tables of ``tables`` (``tables_now``, their seats fetched) that ``user`` has left,
+    each with whether it waits for him (``pauses``) or the time-out rule plays for him."""
+    out = []
+    for partie in tables:
+        seat = next((s for s in partie.seats.all() if s.player_id == user.pk), None)
+        if seat is not None and seat.away:
+            out.append({"partie": partie, "pauses": seat.pauses})
+    return out
 
 
 def with_registrations(user: Any, soirees: Iterable[Soiree]) -> list[Soiree]:
@@ -162,7 +175,9 @@ def replay_page(request: HttpRequest, hand_id: str) -> HttpResponse:
                  "audit": reverse("audit-page", args=[hand.pk]), "lobby": reverse("lobby")},
     }
     return render(request, "frontend/table.html", {
-        "hand": hand, "partie": partie, "table": table, "words": table_words(),
+        "hand": hand, "partie": partie, "table": table,
+        # The replay says the events only a record shows (shares, deal, end) as the audit does.
+        "words": {**table_words(), "record_event": audit_words([])["event"]},
         "replay": True})
 
 
@@ -172,7 +187,11 @@ def audit_page(request: HttpRequest, hand_id: str) -> HttpResponse:
     opens one (its players, the organiser) and the one that rules (the club's arbiters)."""
     hand = viewable_hand(request, hand_id)
     place = SoireeTable.objects.filter(partie=hand.partie).select_related("soiree__club").first()
-    context: dict[str, Any] = {"hand": hand, "soiree": place.soiree if place else None}
+    # The seats named as the table names them, for the hand told event by event.
+    seats = [{"name": s.player.get_full_name() or s.player.get_username(), "bot": bool(s.bot)}
+             for s in hand.partie.seats.select_related("player").order_by("number")]
+    context: dict[str, Any] = {"hand": hand, "soiree": place.soiree if place else None,
+                               "words": audit_words(seats)}
     if place is not None:
         soiree = place.soiree
         players = set(hand.partie.seats.filter(bot="").values_list("player_id", flat=True))

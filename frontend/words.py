@@ -13,6 +13,8 @@ from typing import Any
 from django.utils.translation import gettext as _
 from django.utils.translation import pgettext
 
+from games.models import Game
+
 
 def table_words() -> dict[str, Any]:
     return {
@@ -199,3 +201,27 @@ def bot_levels() -> list[tuple[str, str]]:
     return [("random", pgettext("bot level", "Beginner")),
             ("heuristic", pgettext("bot level", "Skilled")),
             ("ismcts", pgettext("bot level", "Strong"))]
+
+
+def audit_words(seats: list[dict[str, Any]]) -> dict[str, Any]:
+    """The words of the audit page's account of a hand: the table's words for cards, moves and
+    payments (the same sentences as its log), and those of the events only a record shows in
+    full (the players' shares, the deal, the hand's end). ``seats``: each seat's name as the
+    table shows it, and whether it is a bot."""
+    table = table_words()
+    return {
+        **{key: table[key] for key in ("rank", "the_rank", "ranks_plural", "suit", "card",
+                                       "combination", "log", "reason", "the_pot")},
+        "by": table["replay"]["by"],
+        "seats": seats,
+        "games": {value: str(label) for value, label in Game.choices},
+        "event": {
+            "share": _("{name} sends a share of randomness."),
+            "deal": _("The cards are dealt, with the shares of randomness of {names}."),
+            "deal_alone": _("The cards are dealt, with no player's share of randomness: the "
+                            "service alone drew them."),
+            "hand_over": _("End of the hand: {name} wins. Net: {nets}."),
+            "hand_over_void": _("End of the hand, with no winner. Net: {nets}."),
+            "unknown": _("An event this page does not know: {type}."),
+        },
+    }

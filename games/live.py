@@ -46,6 +46,10 @@ logger = logging.getLogger(__name__)
 
 #: The consumers' handler of a group message (``live.commit`` → ``live_commit``).
 MESSAGE_TYPE = "live.commit"
+#: A partie frame's status while a person who left the table has it wait for him (the partie
+#: is playing, paused); "playing" again once it resumes. Who paused it is public, and is read
+#: with ``GET /api/parties/{id}/away``: the frame holds no name, and no card.
+PAUSED = "paused"
 
 
 def group_of(partie_id: Any) -> str:
@@ -53,7 +57,7 @@ def group_of(partie_id: Any) -> str:
 
 
 def partie_frame(partie_id: Any, status: str) -> dict[str, Any]:
-    """The frame that says the partie is over (or still playing): no hand, no seq."""
+    """The frame that says the partie is over, paused or playing again: no hand, no seq."""
     return {"kind": "partie", "partie": str(partie_id), "partie_status": str(status)}
 
 
@@ -151,7 +155,8 @@ def catch_up(*, partie_id: Any, seat: int | None, hand_id: Any = None,
     """What a client of ``seat`` (``None``: a spectator) is sent when it joins or has missed
     a seq: the frames of ``hand_id`` after ``after`` if it names one of the partie's hands,
     then the partie's latest hand as it is now if that is another hand (or the client named
-    none), then the partie's end if it is over; and the follower of the latest hand."""
+    none), then the partie's end if it is over, or its pause; and the follower of the latest
+    hand."""
     partie = Partie.objects.get(pk=partie_id)
     n_seats = partie.seats.count()
     hands = Hand.objects.select_related("partie", "secret").filter(partie=partie)
@@ -170,13 +175,15 @@ def catch_up(*, partie_id: Any, seat: int | None, hand_id: Any = None,
         out += frames
     if partie.status == Partie.Status.OVER:
         out.append(partie_frame(partie.pk, partie.status))
+    elif partie.paused_at is not None:
+        out.append(partie_frame(partie.pk, PAUSED))
     return out, follower
 
 
 def message_of(*, partie: Partie, changed: Sequence[tuple[Hand, list[Any]]],
-               closed: bool) -> dict[str, Any]:
+               closed: bool, paused: bool | None = None) -> dict[str, Any]:
     """The one message of a commit: each hand it changed with its head and the events it
-    appended (with their seals), and whether it closed the partie."""
+    appended (with their seals), and whether it closed the partie, paused it or resumed it."""
     numbers = {hand.number: hand for hand, _events in changed}
     hands = []
     for hand, events in changed:
@@ -187,8 +194,10 @@ def message_of(*, partie: Partie, changed: Sequence[tuple[Hand, list[Any]]],
         hands.append({"head": head, "events": sealed,
                       "receipts": [selectors.receipt_of(hand, e["seq"], e["hash"])
                                    for e in sealed]})
+    status = (str(Partie.Status.OVER) if closed else None if paused is None
+              else PAUSED if paused else str(Partie.Status.PLAYING))
     return {"type": MESSAGE_TYPE, "partie": str(partie.pk), "hands": hands,
-            "partie_status": str(Partie.Status.OVER) if closed else None}
+            "partie_status": status}
 
 
 def _send(group: str, message: dict[str, Any]) -> None:
@@ -202,15 +211,17 @@ def _send(group: str, message: dict[str, Any]) -> None:
 
 
 def publish(*, partie: Partie, changed: Sequence[tuple[Hand, list[Any]]],
-            closed: bool = False) -> None:
+            closed: bool = False, paused: bool | None = None) -> None:
     """After a command commits: its one message to the partie's group."""
-    if not changed and not closed:
+    if not changed and not closed and paused is None:
         return
-    _send(group_of(partie.pk), message_of(partie=partie, changed=changed, closed=closed))
+    _send(group_of(partie.pk), message_of(partie=partie, changed=changed, closed=closed,
+                                          paused=paused))
 
 
-def on_committed(*, partie: Any, changed: Any, closed: bool = False, **_: Any) -> None:
-    publish(partie=partie, changed=changed, closed=closed)
+def on_committed(*, partie: Any, changed: Any, closed: bool = False, paused: bool | None = None,
+                 **_: Any) -> None:
+    publish(partie=partie, changed=changed, closed=closed, paused=paused)
 
 
 class InProcessChannelLayer(InMemoryChannelLayer):

@@ -83,6 +83,11 @@ class Partie(models.Model):
     comet_played_last = models.BooleanField(verbose_name=_("comet played last"),
                                             null=True, blank=True)
     next_hand_at = models.DateTimeField(verbose_name=_("next hand at"), null=True, blank=True)
+    # Set while a person who left a casual table asked it to wait for him (``Seat.pauses``):
+    # nothing is played nor dealt until every such person is back (RULES.md §3, leaving).
+    paused_at = models.DateTimeField(
+        verbose_name=_("paused at"), null=True, blank=True,
+        help_text=_("When the table was paused by a player who left it; empty while it plays"))
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, verbose_name=_("created by"),
                                    null=True, blank=True, on_delete=models.SET_NULL,
                                    related_name="+")
@@ -93,6 +98,11 @@ class Partie(models.Model):
         verbose_name = _("partie")
         verbose_name_plural = _("parties")
         ordering = ["-created_at"]
+        indexes = [
+            # The paused tables, a few at any time: the sweeper's search for long pauses.
+            models.Index(fields=["paused_at"], name="partie_paused",
+                         condition=models.Q(paused_at__isnull=False)),
+        ]
 
     def __str__(self) -> str:
         return f"{self.get_game_display()} at {self.table_label} ({self.status})"
@@ -110,6 +120,10 @@ class Seat(models.Model):
         verbose_name=_("away"), default=False,
         help_text=_("The player left the table: his decisions are played by the "
                     "time-out rule at once, until he comes back or moves"))
+    pauses = models.BooleanField(
+        verbose_name=_("pauses the table"), default=False,
+        help_text=_("The player left a casual table asking it to wait for him: nothing is "
+                    "played until he comes back or moves"))
 
     class CometOrder(models.TextChoices):
         BLOCKED = "blocked", _("play it when a run I hold a card of is blocked")
@@ -135,6 +149,9 @@ class Seat(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["partie", "number"], name="seat_number_unique"),
             models.UniqueConstraint(fields=["partie", "player"], name="seat_player_unique"),
+            # Only a player who has left may hold the table for his return.
+            models.CheckConstraint(condition=~models.Q(pauses=True, away=False),
+                                   name="seat_pauses_only_away"),
         ]
 
     def __str__(self) -> str:

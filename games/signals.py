@@ -8,7 +8,8 @@ through the selectors, which read the services' event store: the arrows point on
 from django.dispatch import Signal
 
 #: ``partie``, ``changed`` (each hand the command changed, with the events it appended to it,
-#: in record form, in order) and ``closed`` (whether it closed the partie): once per command.
+#: in record form, in order), ``closed`` (whether it closed the partie) and ``paused`` (True
+#: if it paused the table, False if it resumed it, None otherwise): once per command.
 committed = Signal()
 #: ``partie`` and ``hand``: the hand has just ended. Sent inside the command's transaction,
 #: before it commits, so that what a receiver stores from it (a read model of the soirée)

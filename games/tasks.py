@@ -5,7 +5,9 @@ ARCHITECTURE.md: the deadline lives in the database; when a command sets one, a 
 for it on commit (games/scheduling.py). The task re-checks, under the hand's lock, that the
 hand still waits at the same seq and is past its deadline (``services.deadline_fire``), so a
 late or duplicated task does nothing. Beat runs the sweeper, which plays whatever is overdue
-and nobody played (a worker died, the broker lost a task).
+and nobody played (a worker died, the broker lost a task), and gives up the casual tables left
+paused too long. A paused table has no deadline and no next hand due: the sweeper finds
+nothing of it to play.
 """
 
 from __future__ import annotations
@@ -39,12 +41,14 @@ def fire_deadline(hand_id: str, seq: int) -> bool:
 
 @shared_task(acks_late=True, ignore_result=True)
 def sweep_deadlines(grace_seconds: float = 0.0) -> int:
-    """Play every overdue deadline and deal every overdue hand that no task handled.
+    """Play every overdue deadline and deal every overdue hand that no task handled; give up
+    every casual table paused for longer than ``moves.PAUSE_LIMIT``.
 
     Beat passes ``grace_seconds`` (its period, config/celery.py): a deadline only just passed
     is left to its own task, which is about to play it, rather than raced by the sweeper."""
     from games.models import Hand, Partie
     from games.services import deadline_fire, partie_tick
+    from games.services.moves import PAUSE_LIMIT, partie_pause_expire
 
     cutoff = timezone.now() - timedelta(seconds=grace_seconds)
     fired = 0
@@ -63,6 +67,14 @@ def sweep_deadlines(grace_seconds: float = 0.0) -> int:
                 fired += 1
         except Exception:
             logger.exception("dealing the next hand of partie %s failed", partie_id)
+    left = Partie.objects.filter(status=Partie.Status.PLAYING,
+                                 paused_at__lte=timezone.now() - PAUSE_LIMIT)
+    for partie_id in left.values_list("id", flat=True)[:SWEEP_BATCH]:
+        try:
+            if partie_pause_expire(partie_id=partie_id, at=timezone.now()):
+                fired += 1
+        except Exception:
+            logger.exception("giving up the paused partie %s failed", partie_id)
     return fired
 
 

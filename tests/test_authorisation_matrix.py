@@ -62,6 +62,7 @@ EXPECTED: dict[tuple[str, str], dict[str, int]] = {
     # creator closes (a casual table's creator does: tests/games/test_invitations.py).
     ("POST", "/api/parties/{partie_id}/answer"): {r: (400 if s == 200 else s)
                                                    for r, s in _VIEW.items()},
+    ("GET", "/api/parties/{partie_id}/away"): _VIEW,
     ("POST", "/api/parties/{partie_id}/away"): {r: (400 if s == 200 else s)
                                                  for r, s in _VIEW.items()},
     # One's own standing order for the Comet: the seated player's alone; past the door, a

@@ -8,6 +8,7 @@ from django.contrib.auth import get_user_model
 from django.utils.text import format_lazy
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from games.engine.cards import CANONICAL_INDEX, SUITS
@@ -21,6 +22,7 @@ from games.services import (
     OPTION_MAX,
     bot_for,
 )
+from games.services.moves import LEAVE_PAUSE, LEAVE_TIMEOUT, LEAVING, pause_allowed
 from games.services.parties import BOT_CHOICES
 
 
@@ -168,8 +170,14 @@ class InvitationAnswerSerializer(serializers.Serializer):
 
 
 class AwaySerializer(serializers.Serializer):
-    away = serializers.BooleanField(help_text="true: you leave the table, and the time-out "
-                                              "rule plays your decisions at once; false: back")
+    away = serializers.BooleanField(help_text="true: you leave the table; false: you are back")
+    how = serializers.ChoiceField(
+        choices=LEAVING, default=LEAVE_TIMEOUT,
+        help_text="leaving: pause, the table waits until you are back (a casual table only); "
+                  "timeout, the time-out rule plays your decisions at once (the default)",
+        error_messages={"invalid_choice": gettext_lazy(
+            "unknown way to leave '{input}': choose pause (the table waits for you, at a "
+            "casual table) or timeout (the time-out rule plays for you)")})
 
 
 class CometOrderSerializer(serializers.Serializer):
@@ -182,9 +190,53 @@ class CometOrderSerializer(serializers.Serializer):
     window = serializers.FloatField(read_only=True, help_text="the table's Comet window, s")
 
 
-class AwayAnswerSerializer(serializers.Serializer):
-    partie = serializers.UUIDField()
-    away = serializers.BooleanField()
+class PauserSerializer(serializers.Serializer):
+    seat = serializers.IntegerField(source="number")
+    player = serializers.CharField(source="player.username")
+
+
+class AbsenceSerializer(serializers.Serializer):
+    """The requester's absence from the partie (``context["user"]``), and who the table waits
+    for: read from the partie and its seats with their players."""
+
+    partie = serializers.UUIDField(source="pk")
+    away = serializers.SerializerMethodField(help_text="you have left the table")
+    how = serializers.SerializerMethodField(
+        help_text="how you left: pause or timeout; null while you are at the table")
+    may_pause = serializers.SerializerMethodField(
+        help_text="whether this table may be paused (a casual table)")
+    paused = serializers.SerializerMethodField(help_text="the table waits: nothing is played")
+    paused_at = serializers.DateTimeField(allow_null=True,
+                                          help_text="since when it waits (null: it plays)")
+    paused_by = serializers.SerializerMethodField(help_text="the players it waits for")
+
+    def _mine(self, partie: Partie) -> Seat | None:
+        user = self.context["user"]
+        return next((s for s in partie.seats.all() if s.player_id == user.pk), None)
+
+    def get_away(self, partie: Partie) -> bool:
+        seat = self._mine(partie)
+        return bool(seat and seat.away)
+
+    @extend_schema_field(serializers.ChoiceField(choices=LEAVING, allow_null=True))
+    def get_how(self, partie: Partie) -> str | None:
+        seat = self._mine(partie)
+        if seat is None or not seat.away:
+            return None
+        return LEAVE_PAUSE if seat.pauses else LEAVE_TIMEOUT
+
+    def get_may_pause(self, partie: Partie) -> bool:
+        return pause_allowed(partie)
+
+    def get_paused(self, partie: Partie) -> bool:
+        return partie.paused_at is not None and partie.status == Partie.Status.PLAYING
+
+    @extend_schema_field(PauserSerializer(many=True))
+    def get_paused_by(self, partie: Partie) -> list[dict[str, Any]]:
+        if not self.get_paused(partie):
+            return []
+        return list(PauserSerializer([s for s in partie.seats.all() if s.pauses],
+                                     many=True).data)
 
 
 class HandSummarySerializer(serializers.ModelSerializer):

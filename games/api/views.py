@@ -112,18 +112,31 @@ class PartieCloseView(APIView):
 
 
 class PartieAwayView(APIView):
-    """The seated player leaves the table (his decisions are played by the time-out rule at
-    once) or comes back."""
+    """Leaving the table (RULES.md §3): the seated player leaves, pausing the table until he is
+    back (a casual table only) or letting the time-out rule play for him, or comes back. GET:
+    his absence, and who the table waits for, for anyone who may see the partie."""
 
-    @extend_schema(request=s.AwaySerializer, responses=s.AwayAnswerSerializer)
+    def _answer(self, request: Request, partie_id: Any) -> Response:
+        partie = (Partie.objects.prefetch_related(Prefetch(
+            "seats", queryset=Seat.objects.select_related("player"))).get(pk=partie_id))
+        return Response(s.AbsenceSerializer(partie, context={"user": request.user}).data)
+
+    @extend_schema(responses=s.AbsenceSerializer)
+    def get(self, request: Request, partie_id: str) -> Response:
+        partie = get_object_or_404(Partie, pk=partie_id)
+        _viewable(request, partie)
+        return self._answer(request, partie.pk)
+
+    @extend_schema(request=s.AwaySerializer, responses=s.AbsenceSerializer)
     def post(self, request: Request, partie_id: str) -> Response:
         partie = get_object_or_404(Partie, pk=partie_id)
         _viewable(request, partie)
         data = s.AwaySerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        away = services.seat_away(partie_id=partie.pk, user=request.user,
-                                  away=data.validated_data["away"], at=timezone.now())
-        return Response({"partie": str(partie.pk), "away": away})
+        services.seat_away(partie_id=partie.pk, user=request.user,
+                           away=data.validated_data["away"], how=data.validated_data["how"],
+                           at=timezone.now())
+        return self._answer(request, partie.pk)
 
 
 class PartieCometOrderView(APIView):

@@ -3,7 +3,9 @@
 RULES.md §3: a seat's only legal move is played for it by the service, at once for a bot, after
 ``forced_move_delay`` for a person, and in Comet never before the Comet holder's ``comet_window``
 has passed. Every other decision has a deadline (``move_timeout``) after which the default move
-is played; for a player who left the table (``Seat.away``) it is played at once.
+is played; for a player who left the table (``Seat.away``) it is played at once. A paused table
+(``Partie.paused_at``: a person who left a casual table asked it to wait) plays nothing: its hand
+waits on no deadline, with the kind ``paused``, until it resumes (``moves.seat_away``).
 
 The Comet window is applied the same way whoever holds the Comet (a person, a bot, the awaited
 seat itself): at a table with a person, every decision at which the Comet may be played waits
@@ -32,17 +34,22 @@ KIND_TIMEOUT = "timeout"
 KIND_FORCED = "forced"
 KIND_COMET = "comet"
 KIND_DEAL = "deal"
+#: A paused table's hand: no deadline runs and nothing is played until the table resumes. On
+#: the hand row itself, which every writer of the hand locks and reads again after waiting.
+KIND_PAUSED = "paused"
 MAX_STEPS = 10_000
 
 
 @dataclass
 class Outbox:
     """What a command announces once it commits, in one message: the hands it changed, each
-    with the events it appended to it, in order, and whether it closed the partie."""
+    with the events it appended to it, in order, whether it closed the partie, and whether it
+    paused the table (True) or resumed it (False)."""
 
     partie: Partie
     changed: dict[Any, tuple[Hand, list[dict[str, Any]]]] = field(default_factory=dict)
     closed: bool = False
+    paused: bool | None = None
     queued: bool = False
 
     def add(self, hand: Hand, events: list[dict[str, Any]]) -> None:
@@ -56,13 +63,17 @@ class Outbox:
         self.closed = True
         self._queue()
 
+    def pause(self, paused: bool) -> None:
+        self.paused = paused
+        self._queue()
+
     def _queue(self) -> None:
         if self.queued:
             return
         self.queued = True
         transaction.on_commit(lambda: signals.committed.send_robust(
             sender=Partie, partie=self.partie, changed=list(self.changed.values()),
-            closed=self.closed))
+            closed=self.closed, paused=self.paused))
 
     def mark(self) -> tuple[int, bool, bool]:
         return len(self.changed), self.closed, self.queued

@@ -3,26 +3,32 @@
 Each is one transaction (ARCHITECTURE.md, command flow): lock the hand, replay its events,
 let the engine decide, append the events it produced, post their chips, write the hand, and
 on commit queue the next deadline's timer and announce the events.
+
+A player may leave the table and come back (``seat_away``); at a casual table he may pause it
+until he is back, and the clock gives up a table paused too long (``partie_pause_expire``).
 """
 
 from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Any
+from datetime import datetime, timedelta
+from functools import partial
+from typing import Any, TypeVar
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
-from games import signing
+from games import scheduling, signing
 from games.engine.base import BY_PLAYER, Move, RuleError
 from games.engine.shares import is_share, is_shuffling, share_event
 from games.errors import (
     AlreadyDealt,
     CommandConflict,
+    GameError,
     HandIsOver,
     IllegalMoveError,
     NotSeated,
@@ -36,6 +42,7 @@ from games.models import Command, Hand, Partie, Seat
 from . import store
 from .advance import (
     KIND_COMET,
+    KIND_PAUSED,
     Table,
     advance,
     append_events,
@@ -46,12 +53,57 @@ from .advance import (
     table_for,
     wait_for_shares,
 )
-from .parties import deal_after
+from .invitations import CASUAL
+from .parties import deal_after, partie_stop_dealing
 
 logger = logging.getLogger(__name__)
 
 #: Hands one command may deal in a row at zero pause, while each ends at its deal.
 CHAINED_DEALS = 4
+#: How a player leaves the table (RULES.md §3, leaving the table): the table waits for him (a
+#: casual table only), or the time-out rule plays his decisions at once.
+LEAVE_PAUSE = "pause"
+LEAVE_TIMEOUT = "timeout"
+LEAVING = (LEAVE_PAUSE, LEAVE_TIMEOUT)
+#: A casual table paused this long is given up, as a table its players have left.
+PAUSE_LIMIT = timedelta(minutes=30)
+
+
+class TablePaused(GameError):
+    """A move at a table that waits for a player who left it."""
+
+    status = 409
+    code = "table_paused"
+
+
+class PauseRefused(GameError):
+    """A pause asked at a soirée's table, which waits for nobody."""
+
+    status = 409
+    code = "pause_refused"
+
+
+class _Back(TablePaused):
+    """The mover is one the paused table waits for: he comes back first (``move_play``)."""
+
+    def __init__(self, message: str, *, partie_id: Any) -> None:
+        super().__init__(message)
+        self.partie_id = partie_id
+
+
+def pause_allowed(partie: Partie) -> bool:
+    """Only a casual table waits for a player who left it: a soirée's table plays on (the
+    evening would wait for him), and the time-out rule plays for him there."""
+    return partie.club_key == CASUAL
+
+
+def _waiting_for(table: Table) -> list[str]:
+    """The usernames of the players a paused table waits for."""
+    return [s.player.get_username() for s in table.seats if s.pauses]
+
+
+def _paused_error(names: list[str]) -> str:
+    return _("the table is paused, waiting for %(names)s") % {"names": ", ".join(names)}
 
 
 @dataclass(frozen=True)
@@ -82,7 +134,26 @@ def move_play(
     *, hand_id: uuid.UUID, user: AbstractBaseUser, move: Move, seq: int,
     command_id: uuid.UUID, at: datetime,
 ) -> MovePlayed:
-    """Play ``move`` for ``user``'s seat, answering the hand at ``seq``; idempotent by id."""
+    """Play ``move`` for ``user``'s seat, answering the hand at ``seq``; idempotent by id.
+
+    At a paused table only one it waits for may move: his move brings him back, which resumes
+    the table if it waited for him alone (then his move is played as any), and is refused if it
+    still waits for another (he is back all the same)."""
+    command = partial(_move_play, hand_id=hand_id, user=user, move=move, seq=seq,
+                      command_id=command_id, at=at)
+    try:
+        return command()
+    except _Back as back:
+        partie_id = back.partie_id
+    # His return in a transaction of its own, committed whatever becomes of the move.
+    seat_away(partie_id=partie_id, user=user, away=False, at=at)
+    return command()
+
+
+def _move_play(
+    *, hand_id: uuid.UUID, user: AbstractBaseUser, move: Move, seq: int,
+    command_id: uuid.UUID, at: datetime,
+) -> MovePlayed:
     request = {"hand": str(hand_id), "seq": seq, "move": move.to_dict()}
     with transaction.atomic():
         hand, table = _locked(hand_id)
@@ -95,9 +166,15 @@ def move_play(
             response = _answered_before(hand, request, user, command_id)
             return MovePlayed(response, hand, store.load(hand, len(table.seats)), seat,
                               retried=True)
+        if hand.deadline_kind == KIND_PAUSED:
+            waiting = _waiting_for(table)
+            if any(s.pauses for s in table.seats if s.number == seat):
+                raise _Back(_paused_error(waiting), partie_id=hand.partie_id)
+            raise TablePaused(_paused_error(waiting))
         loaded = store.load(hand, len(table.seats))
         if seat in table.away:  # a player who moves has come back to the table
-            Seat.objects.filter(partie_id=hand.partie_id, number=seat).update(away=False)
+            Seat.objects.filter(partie_id=hand.partie_id, number=seat).update(away=False,
+                                                                              pauses=False)
             table.away.discard(seat)
         first_new = hand.last_seq + 1
         if hand.deadline_kind == KIND_COMET and hand.deadline is not None:
@@ -192,7 +269,9 @@ def share_send(*, hand_id: uuid.UUID, user: AbstractBaseUser, share: str,
             raise ShareAlreadySent(_("your share for this hand is already in"))
         loaded = append_events(table, hand, loaded, [share_event(seat, share)], actor=user,
                                now=at)
-        dealt = set(table.people) <= set(loaded.state.sent)
+        # A paused table deals nothing: the share counts, and the deal waits for the resume.
+        dealt = (set(table.people) <= set(loaded.state.sent)
+                 and hand.deadline_kind != KIND_PAUSED)
         if dealt:
             loaded = deal_hand(table, hand, loaded, now=at)
         elif hand.deadline is not None:
@@ -283,31 +362,151 @@ def deadline_fire(*, hand_id: Any, seq: int, at: datetime) -> bool:
         return True
 
 
-def seat_away(*, partie_id: Any, user: AbstractBaseUser, away: bool, at: datetime) -> bool:
-    """The player leaves the table (``away``) or comes back. While he is away every decision
-    of his is played at once by the time-out rule; one he is awaited for now is played now.
-    Returns whether he is away."""
-    with transaction.atomic():
-        seat = (Seat.objects.select_for_update().select_related("partie")
-                .filter(partie_id=partie_id, player_id=user.pk).first())
+def seat_away(*, partie_id: Any, user: AbstractBaseUser, away: bool, at: datetime,
+              how: str = LEAVE_TIMEOUT) -> bool:
+    """The player leaves the table (``away``) or comes back (RULES.md §3, leaving the table).
+
+    He leaves ``how`` he chooses: ``timeout``, every decision of his is played at once by the
+    time-out rule (one he is awaited for now, now); ``pause``, at a casual table only, the table
+    waits for him: no deadline runs, no bot moves, no hand is dealt. A table that no longer
+    waits for anyone resumes, its deadlines starting afresh at ``at``. Returns whether he is
+    away."""
+    if how not in LEAVING:
+        raise GameError(_("unknown way to leave %(how)s: choose %(choices)s")
+                        % {"how": repr(how), "choices": ", ".join(LEAVING)}, code="invalid")
+
+    def leave(partie: Partie, hand: Hand | None, table: Table) -> bool:
+        seat = next((s for s in table.seats if s.player_id == user.pk), None)
         if seat is None:
             raise NotSeated(_("you have no seat at this table"))
-        if seat.partie.status != Partie.Status.PLAYING:
+        if partie.status != Partie.Status.PLAYING:
             raise PartieOver(_("this partie is over"))
-        seat.away = away
-        seat.save(update_fields=["away"])
-        current = (Hand.objects.filter(partie_id=partie_id, status=Hand.Status.PLAYING)
-                   .values_list("pk", flat=True).first())
-        if away and current is not None:
-            hand, table = _locked(current)
-            loaded = store.load(hand, len(table.seats))
+        pauses = away and how == LEAVE_PAUSE
+        if pauses and not pause_allowed(partie):
+            raise PauseRefused(_("a soirée's table does not wait for a player who leaves it: "
+                                 "the time-out rule plays for him until he is back"))
+        seat.away, seat.pauses = away, pauses
+        seat.save(update_fields=["away", "pauses"])
+        if away:
+            table.away.add(seat.number)
+        else:
+            table.away.discard(seat.number)
+        paused, waits = partie.paused_at is not None, any(s.pauses for s in table.seats)
+        if waits and not paused:
+            _pause(table, hand, at)
+        elif paused and not waits:
+            _resume(table, hand, at)
+        elif away and not paused and hand is not None and hand.deadline_kind != KIND_COMET:
             # A pending deadline of his own (not the Comet window: that waits alike for all).
-            if (hand.status == Hand.Status.PLAYING and hand.deadline_kind != KIND_COMET
-                    and loaded.game.to_act(loaded.state)[:1] == [seat.number]):
+            loaded = store.load(hand, len(table.seats))
+            if loaded.game.to_act(loaded.state)[:1] == [seat.number]:
                 fire(table, hand, loaded, now=at)
                 save(table, hand)
                 deal_at_once(table, hand, at)
-    return away
+        return away
+
+    return _at_the_table(partie_id, leave)
+
+
+def partie_pause_expire(*, partie_id: Any, at: datetime) -> bool:
+    """Give up a casual table paused for ``PAUSE_LIMIT``, as a table its players left: the time-
+    out rule plays for those it waited for, the hand in play is finished, and no hand is dealt
+    after it. Does nothing to a table paused for less, so a late or repeated sweep is harmless.
+    True if it gave the table up."""
+
+    def give_up(partie: Partie, hand: Hand | None, table: Table) -> bool:
+        if (partie.status != Partie.Status.PLAYING or partie.paused_at is None
+                or at < partie.paused_at + PAUSE_LIMIT):
+            return False
+        Seat.objects.filter(partie=partie, pauses=True).update(pauses=False)
+        for seat in table.seats:
+            seat.pauses = False
+        # Between hands this closes the partie now (and says so); otherwise after the hand in
+        # play, which the time-out rule finishes for them.
+        partie_stop_dealing(partie_id=partie.pk, until=at, at=at)
+        if hand is None:
+            partie.paused_at = None
+            partie.save(update_fields=["paused_at"])
+        else:
+            _resume(table, hand, at)
+        return True
+
+    return _at_the_table(partie_id, give_up)
+
+
+class _Dealt(Exception):
+    """The partie's hand in play changed between its read and the locks: start again."""
+
+
+_T = TypeVar("_T")
+
+
+def _at_the_table(partie_id: Any, work: Callable[[Partie, Hand | None, Table], _T]) -> _T:
+    """``work`` in one transaction, on the partie and its hand in play (if any) locked in the
+    order a move takes them: the hand, then the partie (its end writes the partie). A pause
+    thus waits for a move in flight and never deadlocks one; a deal needs the partie's lock, so
+    once it is held the hand in play is the one locked, or the transaction starts again."""
+    for _attempt in range(5):
+        try:
+            with transaction.atomic():
+                playing = Hand.objects.filter(partie_id=partie_id, status=Hand.Status.PLAYING)
+                hand_id = playing.values_list("pk", flat=True).first()
+                hand = (None if hand_id is None else
+                        Hand.objects.select_for_update(of=("self",)).select_related("secret")
+                        .get(pk=hand_id))
+                partie = Partie.objects.select_for_update().get(pk=partie_id)
+                if playing.values_list("pk", flat=True).first() != hand_id:
+                    raise _Dealt
+                if hand is not None:
+                    hand.partie = partie
+                return work(partie, hand, table_for(partie))
+        except _Dealt:
+            continue
+    raise CommandConflict(_("the table is dealing its next hand: try again"), code="table_busy")
+
+
+def _pause(table: Table, hand: Hand | None, at: datetime) -> None:
+    """The table waits: its hand in play waits on no deadline (a timer already queued finds
+    none), and no next hand is due."""
+    partie = table.partie
+    partie.paused_at = at
+    partie.next_hand_at = None
+    partie.save(update_fields=["paused_at", "next_hand_at"])
+    if hand is not None:
+        hand.deadline, hand.deadline_seq, hand.deadline_kind = None, None, KIND_PAUSED
+        save(table, hand)
+    assert table.outbox is not None
+    table.outbox.pause(True)
+
+
+def _resume(table: Table, hand: Hand | None, at: datetime) -> None:
+    """The table plays again as if its pending decision had just come: what needs no waiting
+    is played (the absent players' decisions by the time-out rule, the bots'), and the next
+    deadline, or the pause before the next hand, runs from ``at``. The same for every seat:
+    a resume tells nothing of anyone's cards."""
+    partie = table.partie
+    partie.paused_at = None
+    fields = ["paused_at"]
+    if hand is None and partie.status == Partie.Status.PLAYING:
+        partie.next_hand_at = due = at + partie.pause_between_hands
+        fields.append("next_hand_at")
+        partie_pk = partie.pk
+        transaction.on_commit(lambda: scheduling.next_hand_due(partie_id=partie_pk, at=due))
+    partie.save(update_fields=fields)
+    assert table.outbox is not None
+    table.outbox.pause(False)
+    if hand is None:
+        return
+    hand.deadline_kind = ""
+    loaded = store.load(hand, len(table.seats))
+    if not is_shuffling(loaded.state):
+        advance(table, hand, loaded, now=at)
+    elif set(table.people) <= set(loaded.state.sent):  # every share came during the pause
+        deal_hand(table, hand, loaded, now=at)
+    else:
+        wait_for_shares(hand, at + partie.share_window)
+    save(table, hand)
+    deal_at_once(table, hand, at)
 
 
 def seat_comet_order(*, partie_id: Any, user: AbstractBaseUser, order: str | None = None) -> str:

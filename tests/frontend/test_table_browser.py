@@ -379,6 +379,7 @@ def test_leaving_the_table_and_coming_back(
     wait_for_js(page, "window.tablePage && window.tablePage.current() !== null")
 
     page.locator("#leave").click()
+    page.locator("#leave-casual [data-leave=timeout]").click()  # the time-out rule plays
     page.wait_for_url(f"{live_server_process.url}/")
     assert partie.seats.get(player=chloe).away is True
     page.goto(f"{live_server_process.url}/hands/{hand.pk}/")

@@ -35,11 +35,13 @@ function esc(s) { return String(s).replace(/[&<>"]/g, ch => ({"&":"&amp;","<":"&
 // Live frames (games/live.py) on a WebSocket that opens again after a drop, asking for what
 // followed the last frame it saw; a frame seen already (a catch-up may repeat one) is skipped.
 // A close code of 4000 or more is a refusal (games/consumers.py): no retry.
-function liveSocket(path, onFrame) {
+function liveSocket(path, onFrame, onReopen) {
   const live = {hand: null, number: 0, seq: -1, socket: null, stopped: false, code: null};
   function open() {
     const since = live.hand ? `?hand=${live.hand}&after=${live.seq}` : "";
     const ws = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}${path}${since}`);
+    // ``onReopen``: each connection after the first (what the page read may have changed).
+    if (onReopen && live.socket) ws.onopen = onReopen;
     live.socket = ws;
     ws.onmessage = e => {
       const f = JSON.parse(e.data);

@@ -1,8 +1,9 @@
 // The lobby's actions go through the API, as any client's: answer an invitation, close one's
-// own casual table, make one, register for a soirée or unregister. Each then reloads the page,
-// which reads everything anew (or opens the table, when it starts at once); a refusal shows
-// the API's own detail. The words come from the page (#lobby's data attributes), in its
-// language; postAction() is base.html's.
+// own casual table, come back to a table one left, make one, register for a soirée or
+// unregister. Each then reloads the page, which reads everything anew (or opens the table,
+// when it starts at once or one comes back to it); a refusal shows the API's own detail. The
+// words come from the page (#lobby's data attributes), in its language; postAction() is
+// academie.js's.
 (() => {
   const lobby = document.getElementById("lobby");
   const words = lobby.dataset;
@@ -38,6 +39,16 @@
         else post(`/api/parties/${partie}/answer`, {accept: action === "accept"}, errorBox, buttons);
       });
     }
+  }
+
+  // Back at a table one has left (#away-from): the absence ends (a paused table resumes), then
+  // the table opens. Without the script the link opens the table, whose button brings him back.
+  for (const link of lobby.querySelectorAll("a.come-back[data-away-partie]")) {
+    link.addEventListener("click", event => {
+      event.preventDefault();
+      postAction(`/api/parties/${link.dataset.awayPartie}/away`, {away: false},
+                 link.parentElement.querySelector(".error"), [], words, () => { location.href = link.href; });
+    });
   }
 
   // Register for a soirée of one's club, or take one's name off (registration_state.html):
