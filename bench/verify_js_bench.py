@@ -112,8 +112,10 @@ def main(argv: list[str]) -> int:
                 body="<!doctype html><html><body></body></html>", content_type="text/html"))
             page.goto(PAGE)
             out["chromium"] = browser.version
-            page.add_script_tag(path=str(STATIC / "rules.js"))
-            page.add_script_tag(path=str(STATIC / "verify.js"))
+            # The audit page's check, in the order its template loads it.
+            for script in ("rules.js", "rules-replay.js", "rules-comet.js", "rules-commere.js",
+                           "verify.js", "verify-record.js", "verify-audit.js"):
+                page.add_script_tag(path=str(STATIC / script))
             for label, receipts in (("latest_receipt", [receipt(record, n)]),
                                     ("every_receipt", [receipt(record, s)
                                                        for s in range(1, n + 1)])):

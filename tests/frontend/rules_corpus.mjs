@@ -1,6 +1,7 @@
-// Development harness for frontend/static/frontend/rules.js: runs checkPlay on the corpus that
-// rules_corpus.py wrote (valid and mutated records, each with the Python verifier's verdict)
-// and reports every record on which the two disagree, then the time per Comet hand.
+// Development harness for frontend/static/frontend/rules.js and its siblings rules-*.js: runs
+// checkPlay on the corpus that rules_corpus.py wrote (valid and mutated records, each with the
+// Python verifier's verdict) and reports every record on which the two disagree, then the time
+// per Comet hand.
 //
 //     .venv/bin/python -m tests.frontend.rules_corpus --out /tmp/rules_corpus.json
 //     node tests/frontend/rules_corpus.mjs /tmp/rules_corpus.json
@@ -11,7 +12,11 @@ import {createRequire} from "node:module";
 import {readFileSync} from "node:fs";
 
 const require = createRequire(import.meta.url);
+// rules.js first, then the files that add themselves to it, as the audit page loads them.
 const {checkPlay} = require("../../frontend/static/frontend/rules.js");
+for (const part of ["rules-replay.js", "rules-comet.js", "rules-commere.js"]) {
+  require("../../frontend/static/frontend/" + part);
+}
 const items = JSON.parse(readFileSync(process.argv[2] || "/tmp/rules_corpus.json", "utf8"));
 
 const tally = {valid: 0, validAcceptedByBoth: 0, mutated: 0, mutatedRefusedByBoth: 0,

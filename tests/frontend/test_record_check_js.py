@@ -40,17 +40,21 @@ pytestmark = [pytest.mark.browser]
 ROOT = Path(__file__).resolve().parents[2]
 STATIC = ROOT / "frontend" / "static" / "frontend"
 PAGE_URL = "http://localhost/record-check"
+# The audit page's check, in the order its template loads it: each file after rules.js and
+# verify.js adds itself to theirs.
+SCRIPTS = ("rules.js", "rules-replay.js", "rules-comet.js", "rules-commere.js",
+           "verify.js", "verify-record.js", "verify-audit.js")
 Record = dict[str, Any]
 
 @pytest.fixture
 def checker(page: Page) -> Page:
-    """A page holding verify.js and rules.js, as the audit page loads them."""
+    """A page holding verify.js and rules.js with their siblings, as the audit page loads them."""
     page.route(PAGE_URL, lambda route: route.fulfill(
         body="<!doctype html><html><body></body></html>", content_type="text/html"))
     page.goto(PAGE_URL)
     assert page.evaluate("isSecureContext")
-    page.add_script_tag(path=str(STATIC / "rules.js"))
-    page.add_script_tag(path=str(STATIC / "verify.js"))
+    for script in SCRIPTS:
+        page.add_script_tag(path=str(STATIC / script))
     return page
 
 

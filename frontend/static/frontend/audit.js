@@ -1,4 +1,4 @@
-// The audit page: checks a finished hand's record in the browser (verify.js, rules.js), its
+// The audit page: checks a finished hand's record in the browser (verify*.js, rules*.js), its
 // receipts, and a pasted or chosen record; tells the hand event by event and its cards in
 // words. The words and the hand come from #words, the table's words from #audit-words.
 "use strict";
