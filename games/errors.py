@@ -125,3 +125,17 @@ class AlreadyDealt(GameError):
 
     status = 409
     code = "already_dealt"
+
+
+class TablePaused(GameError):
+    """A move at a table that waits for a player who left it."""
+
+    status = 409
+    code = "table_paused"
+
+
+class PauseRefused(GameError):
+    """A pause asked at a soirée's table, which waits for nobody."""
+
+    status = 409
+    code = "pause_refused"

@@ -150,7 +150,7 @@ def rule(*, dispute: Dispute, arbiter: AbstractBaseUser, kind: str, reason: str,
             str(c) for c in sorted(set(cites) - own))})
     with transaction.atomic():
         # One ruling at a time on a dispute: the hand's row is the lock.
-        Hand.objects.select_for_update().get(pk=hand.pk)
+        Hand.objects.select_for_update(no_key=True).get(pk=hand.pk)
         voided_before = selectors.hand_voided(hand=hand)
         delta = _delta(dispute, kind, corrections, wallets)
         if kind == Ruling.Kind.ADJUSTED:
@@ -284,7 +284,7 @@ def _follow_soiree(soiree_id: int, at: datetime) -> None:
     if not Soiree.objects.filter(pk=soiree_id, status=Soiree.Status.CLOSED).exists():
         return  # an open soirée's standings are its read models, the ruling in them
     with transaction.atomic():
-        soiree = Soiree.objects.select_for_update().get(pk=soiree_id)
+        soiree = Soiree.objects.select_for_update(no_key=True).get(pk=soiree_id)
         if soiree.standings is None:
             return
         soiree.standings = {**selectors.standings_read(soiree=soiree),

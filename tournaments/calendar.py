@@ -42,7 +42,7 @@ def calendar_token_get(*, club: Club, user: AbstractBaseUser) -> str:
     with transaction.atomic():
         # Locked and read again: two first requests at once (the lobby open in two tabs) must
         # hand out the same secret, not each one of their own with the later one winning.
-        row = _memberships(club=club, user=user).select_for_update().first()
+        row = _memberships(club=club, user=user).select_for_update(no_key=True).first()
         if row is None:
             raise NotMember(_("%(user)s is not a member of %(club)s")
                         % {"user": user, "club": club})
@@ -56,7 +56,7 @@ def calendar_token_revoke(*, club: Club, user: AbstractBaseUser) -> str:
     """Replace the member's feed secret for ``club``: the old address answers 404 from now on.
     Returns the new one."""
     with transaction.atomic():
-        row = _memberships(club=club, user=user).select_for_update().first()
+        row = _memberships(club=club, user=user).select_for_update(no_key=True).first()
         if row is None:
             raise NotMember(_("%(user)s is not a member of %(club)s")
                         % {"user": user, "club": club})

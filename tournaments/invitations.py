@@ -52,7 +52,7 @@ def invitation_get(*, token: str, at: datetime, lock: bool = False) -> Invitatio
     """The invitation of ``token`` if it may still be used; InvitationInvalid otherwise."""
     rows = Invitation.objects.select_related("club")
     if lock:
-        rows = rows.select_for_update(of=("self",))
+        rows = rows.select_for_update(of=("self",), no_key=True)
     invitation = rows.filter(token_hash=_digest(token)).first()
     if invitation is None:
         raise InvitationInvalid("unknown")

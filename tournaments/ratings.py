@@ -168,7 +168,7 @@ def replay(*, season: Season) -> Replay:
 def _lock(season: Season) -> Season:
     """The season's row, locked: one rater of a season at a time, so that two workers noticing
     the same partie rate it once, and parties are applied one after the other."""
-    return Season.objects.select_for_update().get(pk=season.pk)
+    return Season.objects.select_for_update(no_key=True).get(pk=season.pk)
 
 
 def rate_partie(*, partie: Partie) -> int:

@@ -90,7 +90,7 @@ def invitation_answer(*, partie_id: Any, user: AbstractBaseUser, accept: bool,
     """Accept or decline the seat offered to ``user``. A decline cancels the table (its players
     agreed to play together, not with whoever is left); the last acceptance starts it."""
     with transaction.atomic():
-        partie = Partie.objects.select_for_update().get(pk=partie_id)
+        partie = Partie.objects.select_for_update(no_key=True).get(pk=partie_id)
         invitation = partie.invitations.filter(player_id=user.pk).first()
         if invitation is None:
             raise NotInvited(_("you are not invited to this table"))
@@ -114,7 +114,7 @@ def casual_table_close(*, partie_id: Any, user: AbstractBaseUser, at: datetime) 
     """The creator (or staff) closes his table: one still inviting is cancelled; one playing
     deals no further hand, and the hand in play finishes."""
     with transaction.atomic():
-        partie = Partie.objects.select_for_update().get(pk=partie_id)
+        partie = Partie.objects.select_for_update(no_key=True).get(pk=partie_id)
         if partie.club_key != CASUAL:
             raise NotTableOwner(_("a club's table is closed with its soirée, by its organiser"))
         if partie.created_by_id != user.pk and not sees_all(user):

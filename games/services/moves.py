@@ -33,9 +33,11 @@ from games.errors import (
     IllegalMoveError,
     NotSeated,
     PartieOver,
+    PauseRefused,
     ShareAlreadySent,
     ShareRefused,
     StaleSequence,
+    TablePaused,
 )
 from games.models import Command, Hand, Partie, Seat
 
@@ -69,25 +71,11 @@ LEAVING = (LEAVE_PAUSE, LEAVE_TIMEOUT)
 PAUSE_LIMIT = timedelta(minutes=30)
 
 
-class TablePaused(GameError):
-    """A move at a table that waits for a player who left it."""
-
-    status = 409
-    code = "table_paused"
-
-
-class PauseRefused(GameError):
-    """A pause asked at a soirée's table, which waits for nobody."""
-
-    status = 409
-    code = "pause_refused"
-
-
-class _Back(TablePaused):
+class _Back(Exception):  # noqa: N818 (a signal between two steps of move_play, not an error)
     """The mover is one the paused table waits for: he comes back first (``move_play``)."""
 
-    def __init__(self, message: str, *, partie_id: Any) -> None:
-        super().__init__(message)
+    def __init__(self, *, partie_id: Any) -> None:
+        super().__init__()
         self.partie_id = partie_id
 
 
@@ -125,7 +113,7 @@ class MovePlayed:
 def _locked(hand_id: Any) -> tuple[Hand, Table]:
     """The hand with its partie and seed, its row locked until the command commits: the lock
     serialises the writers of one hand (the (hand, seq) unique constraint backs it)."""
-    hand = (Hand.objects.select_for_update(of=("self",))
+    hand = (Hand.objects.select_for_update(of=("self",), no_key=True)
             .select_related("partie", "secret").get(pk=hand_id))
     return hand, table_for(hand.partie)
 
@@ -169,7 +157,7 @@ def _move_play(
         if hand.deadline_kind == KIND_PAUSED:
             waiting = _waiting_for(table)
             if any(s.pauses for s in table.seats if s.number == seat):
-                raise _Back(_paused_error(waiting), partie_id=hand.partie_id)
+                raise _Back(partie_id=hand.partie_id)
             raise TablePaused(_paused_error(waiting))
         loaded = store.load(hand, len(table.seats))
         if seat in table.away:  # a player who moves has come back to the table
@@ -452,9 +440,9 @@ def _at_the_table(partie_id: Any, work: Callable[[Partie, Hand | None, Table], _
                 playing = Hand.objects.filter(partie_id=partie_id, status=Hand.Status.PLAYING)
                 hand_id = playing.values_list("pk", flat=True).first()
                 hand = (None if hand_id is None else
-                        Hand.objects.select_for_update(of=("self",)).select_related("secret")
-                        .get(pk=hand_id))
-                partie = Partie.objects.select_for_update().get(pk=partie_id)
+                        Hand.objects.select_for_update(of=("self",), no_key=True)
+                        .select_related("secret").get(pk=hand_id))
+                partie = Partie.objects.select_for_update(no_key=True).get(pk=partie_id)
                 if playing.values_list("pk", flat=True).first() != hand_id:
                     raise _Dealt
                 if hand is not None:
@@ -513,7 +501,7 @@ def seat_comet_order(*, partie_id: Any, user: AbstractBaseUser, order: str | Non
     """The seated player's standing order for the Comet (RULES.md §2), set if ``order`` is
     given. Any seat may hold one: having one says nothing of who holds the Comet."""
     with transaction.atomic():
-        seat = (Seat.objects.select_for_update()
+        seat = (Seat.objects.select_for_update(no_key=True)
                 .filter(partie_id=partie_id, player_id=user.pk).first())
         if seat is None:
             raise NotSeated(_("you have no seat at this table"))

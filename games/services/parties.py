@@ -222,7 +222,7 @@ def partie_tick(*, partie_id: Any, at: datetime) -> Hand | None:
 def deal_after(*, table: Table, last: Hand, at: datetime) -> Hand | None:
     """``partie_tick`` in the transaction of the command that has just ended ``last``: that
     command holds ``last``'s row, so no other hand can have been dealt after it."""
-    partie = Partie.objects.select_for_update().get(pk=table.partie.pk)
+    partie = Partie.objects.select_for_update(no_key=True).get(pk=table.partie.pk)
     if not _next_hand_due(partie, at):
         return None
     dealer = Table(partie=partie, seats=table.seats, outbox=table.outbox)
@@ -245,7 +245,7 @@ def partie_stop_dealing(*, partie_id: Any, until: datetime, at: datetime) -> Non
 def _locked_partie(partie_id: Any) -> tuple[Partie, Hand | None]:
     """The partie, its row locked (the dealer's lock), and its last hand, read after the lock
     so that one who waited for a concurrent dealer sees the hand that one dealt."""
-    partie = Partie.objects.select_for_update().get(pk=partie_id)
+    partie = Partie.objects.select_for_update(no_key=True).get(pk=partie_id)
     return partie, partie.hands.order_by("-number").first()
 
 
@@ -301,7 +301,7 @@ def partie_close(*, partie: Partie, at: datetime, outbox: Outbox | None = None) 
     """End the partie; in Ma commère the pot a void last round left is shared (RULES.md §1).
     ``outbox``: the one of the command that closes it, if it dealt or played in it."""
     with transaction.atomic():
-        partie = Partie.objects.select_for_update().get(pk=partie.pk)
+        partie = Partie.objects.select_for_update(no_key=True).get(pk=partie.pk)
         if partie.status == Partie.Status.OVER:
             return
         last = partie.hands.order_by("-number").first()

@@ -6,8 +6,8 @@ called alone, it is its own transaction. A refusal (InsufficientChips, Idempoten
 BackdatedEntry, ...) writes nothing and leaves the caller's transaction usable.
 
 One write path (ledger/services/writer.py), on the ORM, in ``transaction.atomic()``:
-1. the accounts are locked with ``select_for_update()`` in id order, so two entries touching
-   the same accounts never deadlock and each sees the balance the other left;
+1. the accounts are locked (``select_for_update(no_key=True)``) in id order, so two entries
+   touching the same accounts never deadlock and each sees the balance the other left;
 2. the idempotency keys are looked up (after the locks: a retry that waited for the first writer
    finds its entry): a taken key returns its entry and posts nothing, or raises
    IdempotencyConflict if that entry moved other chips;

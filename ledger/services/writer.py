@@ -68,9 +68,9 @@ def write(*, drafts: Sequence[Draft], at: datetime | None) -> list[JournalEntry 
 
     In one ``transaction.atomic()`` (a savepoint inside the caller's transaction, so a refusal
     leaves that transaction usable):
-    1. lock the accounts with ``select_for_update()`` in id order, so that two writers touching
-       the same accounts queue up instead of deadlocking, and each sees the balances the other
-       left;
+    1. lock the accounts (``select_for_update(no_key=True)``) in id order, so that two writers
+       touching the same accounts queue up instead of deadlocking, and each sees the balances
+       the other left;
     2. look the keys up (after the lock: a retry that waited finds the first writer's entry);
        a taken key returns its entry and posts nothing, or raises IdempotencyConflict;
     3. plan each new entry on the running balances and check its funds;
@@ -115,7 +115,8 @@ def _write(
     ids = sorted({account.pk for draft in drafts for account in draft.accounts})
     locked = {
         account.pk: account
-        for account in Account.objects.select_for_update().filter(pk__in=ids).order_by("pk")
+        for account in Account.objects.select_for_update(no_key=True).filter(pk__in=ids)
+        .order_by("pk")
     }
     missing = set(ids) - locked.keys()
     if missing:

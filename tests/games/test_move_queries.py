@@ -38,7 +38,7 @@ def _kind(sql: str) -> tuple[str, str, bool]:
     """A statement's verb, its table, and whether it locks rows."""
     verb = sql.split()[0]
     table = sql.split('"')[1]
-    return verb, table, "FOR UPDATE" in sql
+    return verb, table, "FOR NO KEY UPDATE" in sql  # every lock of the project is of this kind
 
 
 @pytest.fixture

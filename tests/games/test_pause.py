@@ -27,6 +27,7 @@ from django.utils import timezone
 from config.asgi import application
 from games import live
 from games.engine.base import Move
+from games.errors import TablePaused
 from games.models import Hand, HandEvent, Partie, Seat
 from games.services import (
     casual_table_create,
@@ -36,7 +37,7 @@ from games.services import (
     seat_away,
     store,
 )
-from games.services.moves import PAUSE_LIMIT, TablePaused
+from games.services.moves import PAUSE_LIMIT
 from games.tasks import sweep_deadlines
 from tournaments.models import Membership
 from tournaments.services import checkin, club_create, membership_add, soiree_create, soiree_open

@@ -37,7 +37,7 @@ def registration_remove(*, soiree: Soiree, user: AbstractBaseUser) -> None:
     """A member takes his name off a soirée that has not opened. One checked in already holds
     its buy-in: the organiser undoes his check-in first (``checkin_undo``)."""
     with transaction.atomic():
-        soiree = Soiree.objects.select_for_update().get(pk=soiree.pk)
+        soiree = Soiree.objects.select_for_update(no_key=True).get(pk=soiree.pk)
         if soiree.status != Soiree.Status.SCHEDULED:
             raise SoireeState(_("This soirée is no longer waiting to open: it is too late to "
                                 "unregister."))
@@ -68,10 +68,10 @@ def checkin(*, soiree: Soiree, user: AbstractBaseUser, at: datetime) -> Registra
     with transaction.atomic():
         # One player, one soirée at a time: two check-ins of the same player at two soirées
         # take turns on his user row, so that neither misses the other.
-        get_user_model().objects.select_for_update().filter(pk=user.pk).first()
+        get_user_model().objects.select_for_update(no_key=True).filter(pk=user.pk).first()
         # Under the soirée's lock, as its cancel and its opening are.
-        soiree = Soiree.objects.select_for_update(of=("self",)).select_related("club").get(
-            pk=soiree.pk)
+        soiree = (Soiree.objects.select_for_update(of=("self",), no_key=True)
+                  .select_related("club").get(pk=soiree.pk))
         other = _elsewhere(soiree, user)
         if other is not None:
             raise SoireeState(
@@ -80,7 +80,7 @@ def checkin(*, soiree: Soiree, user: AbstractBaseUser, at: datetime) -> Registra
                   "until that soirée is over.")
                 % {"name": user.get_username(), "other": other.name, "club": other.club.name})
         registration = registration_add(soiree=soiree, user=user)
-        registration = Registration.objects.select_for_update().get(pk=registration.pk)
+        registration = Registration.objects.select_for_update(no_key=True).get(pk=registration.pk)
         if registration.left_at is not None:  # removed from the tables, he is back
             registration.left_at = None
             registration.save(update_fields=["left_at"])
@@ -145,9 +145,9 @@ def checkin_undo(*, soiree: Soiree, user: AbstractBaseUser, request_id: Any) -> 
     edited). ``request_id`` makes a repeated request (a double click) undo once."""
     key = f"soiree:{soiree.pk}:checkin-undo:{request_id}"
     with transaction.atomic():
-        soiree = Soiree.objects.select_for_update(of=("self",)).select_related("club").get(
-            pk=soiree.pk)
-        registration = Registration.objects.select_for_update().filter(
+        soiree = (Soiree.objects.select_for_update(of=("self",), no_key=True)
+                  .select_related("club").get(pk=soiree.pk))
+        registration = Registration.objects.select_for_update(no_key=True).filter(
             soiree=soiree, user=user).first()
         if registration is not None and registration.checked_in_at is None \
                 and JournalEntry.objects.filter(idempotency_key=key).exists():

@@ -29,7 +29,7 @@ def seat_change(*, soiree: Soiree, user: AbstractBaseUser, kind: str, at: dateti
         raise SoireeError(_("Unknown change %(kind)s: one of %(kinds)s.")
                           % {"kind": kind, "kinds": ", ".join(kinds)})
     with transaction.atomic():
-        soiree = Soiree.objects.select_for_update().get(pk=soiree.pk)
+        soiree = Soiree.objects.select_for_update(no_key=True).get(pk=soiree.pk)
         if soiree.status != Soiree.Status.OPEN or soiree.close_asked_at:
             raise SoireeState(_("The soirée is not in play: seats change only while it is."))
         name = user.get_username()

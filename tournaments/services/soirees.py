@@ -100,7 +100,7 @@ def soiree_update(*, soiree: Soiree, **changes: Any) -> Soiree:
         raise SoireeError(_("These cannot be changed: %(fields)s.")
                           % {"fields": ", ".join(sorted(unknown))})
     with transaction.atomic():
-        soiree = Soiree.objects.select_for_update().get(pk=soiree.pk)
+        soiree = Soiree.objects.select_for_update(no_key=True).get(pk=soiree.pk)
         if soiree.status != Soiree.Status.SCHEDULED:
             raise SoireeState(_("This soirée has opened: only a soirée not yet open can be "
                                 "changed."))
@@ -117,8 +117,8 @@ def soiree_cancel(*, soiree: Soiree, at: datetime) -> Soiree:
     back to the club bank by a reversing entry. An open soirée is closed instead
     (``soiree_close_now``)."""
     with transaction.atomic():
-        soiree = Soiree.objects.select_for_update(of=("self",)).select_related("club").get(
-            pk=soiree.pk)
+        soiree = (Soiree.objects.select_for_update(of=("self",), no_key=True)
+                  .select_related("club").get(pk=soiree.pk))
         if soiree.status == Soiree.Status.CANCELLED:
             return soiree  # the same request again
         if soiree.status != Soiree.Status.SCHEDULED:
@@ -164,7 +164,7 @@ def _start_table(soiree: Soiree, number: int, round_: int, players: list[Any], b
 def soiree_open(*, soiree: Soiree, at: datetime) -> list[SoireeTable]:
     """Draw the seating from a new seed recorded with the soirée, and start every table."""
     with transaction.atomic():
-        soiree = Soiree.objects.select_for_update().get(pk=soiree.pk)
+        soiree = Soiree.objects.select_for_update(no_key=True).get(pk=soiree.pk)
         if soiree.status != Soiree.Status.SCHEDULED:
             raise SoireeState(_("This soirée is no longer waiting to open."))
         players = [r.user for r in soiree.registrations.filter(checked_in_at__isnull=False)
@@ -230,7 +230,7 @@ def soiree_tick(*, soiree: Soiree, at: datetime) -> None:
     remains, seated by ``seating.next_seating`` (late arrivals, balancing, the seat changes
     asked), each change announced; when every table is done, close the soirée."""
     with transaction.atomic():
-        soiree = Soiree.objects.select_for_update().get(pk=soiree.pk)
+        soiree = Soiree.objects.select_for_update(no_key=True).get(pk=soiree.pk)
         if soiree.status != Soiree.Status.OPEN:
             return
         room = _room(soiree)
@@ -322,7 +322,7 @@ def _seat_next_parties(soiree: Soiree, latest: dict[int, SoireeTable],
 def soiree_close_now(*, soiree: Soiree, at: datetime) -> None:
     """The organiser ends the evening now: no new hand is dealt, hands in progress finish."""
     with transaction.atomic():
-        soiree = Soiree.objects.select_for_update().get(pk=soiree.pk)
+        soiree = Soiree.objects.select_for_update(no_key=True).get(pk=soiree.pk)
         if soiree.status == Soiree.Status.CLOSED:
             raise SoireeState(_("This soirée is already over."))
         if soiree.status == Soiree.Status.SCHEDULED:
