@@ -125,7 +125,6 @@ def table_words() -> dict[str, Any]:
         "chips": _("{n} chips"),
         "cards": _("{n} cards"),
         "card_one": _("{n} card"),
-        "earlier_runs": _("and {n} earlier runs"),
         "to_act": _("to play"),
         "your_turn": _("Your turn"),
         "seconds_left": _("{n} seconds left"),
