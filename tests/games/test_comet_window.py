@@ -11,8 +11,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from asgiref.sync import async_to_sync, sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.test import Client
 from rest_framework.test import APIClient
 
+from config.asgi import application
 from games.models import Hand
 from games.services import deadline_fire, partie_start, seat_comet_order, store
 from tests.seeding import seed_stream
@@ -91,3 +95,69 @@ def test_a_spectator_cannot_tell_a_person_holding_the_comet_from_a_bot(django_us
     # ... and no event says how another seat's move was made (a forced card would say that
     # its player has no Comet).
     assert set().union(*(bys for *_, bys in person + bot)) <= {None}
+
+
+def _frames_a_spectator_receives(hand: Hand, user: Any) -> list[tuple[Any, ...]]:
+    """Until the Comet is played, each chance ended by the clock: the frames a spectator's
+    live socket receives, as (event type, how it was made, deadline kind, the wait the frame
+    announces from its event's time)."""
+    client = Client()
+    client.force_login(user)
+    headers = [(b"host", b"testserver"), (b"origin", b"http://testserver"),
+               (b"cookie", f"sessionid={client.cookies['sessionid'].value}".encode())]
+
+    async def received(socket: WebsocketCommunicator) -> list[dict[str, Any]]:
+        got = []
+        while not await socket.receive_nothing(timeout=0.5):
+            got.append(await socket.receive_json_from())
+        return got
+
+    def chance_ends(at: datetime) -> bool:
+        hand.refresh_from_db()
+        loaded = store.load(hand)
+        if hand.status != Hand.Status.PLAYING or not loaded.game.comet_window_open(
+                loaded.state):
+            return False
+        assert hand.deadline is not None
+        assert deadline_fire(hand_id=hand.id, seq=hand.last_seq, at=hand.deadline)
+        return True
+
+    async def watch() -> list[dict[str, Any]]:
+        socket = WebsocketCommunicator(application, f"/ws/parties/{hand.partie_id}/", headers)
+        assert (await socket.connect())[0]
+        await received(socket)  # the catch-up: the hand as it stands
+        frames: list[dict[str, Any]] = []
+        while await sync_to_async(chance_ends)(T0):
+            frames += await received(socket)
+        await socket.disconnect()
+        return frames
+
+    shapes = []
+    for frame in async_to_sync(watch)():
+        event = frame.get("event") or {}
+        at = datetime.fromisoformat(event["at"].replace("Z", "+00:00")) if event else None
+        deadline = frame.get("deadline")
+        wait = (datetime.fromisoformat(deadline.replace("Z", "+00:00")) - at
+                if deadline and at else None)
+        shapes.append((event.get("type"), event.get("by"), frame.get("deadline_kind"), wait))
+    return shapes
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("order", ["blocked", "ask"])
+def test_a_spectators_frames_wait_alike_whoever_holds_the_comet(django_user_model, monkeypatch,
+                                                               settings, order):
+    """The live frames say what the API says: each chance waits the window, whether the
+    person or a bot holds the Comet, and no frame says how a seat's move was made."""
+    settings.CHANNEL_LAYERS = {"default": {"BACKEND": "games.live.InProcessChannelLayer"}}
+    hands = _hands_held_by_the_person_and_by_a_bot(django_user_model, monkeypatch, order)
+    watcher = django_user_model.objects.create_user("watcher", is_staff=True)
+
+    person = _frames_a_spectator_receives(hands["person"], watcher)
+    bot = _frames_a_spectator_receives(hands["bot"], watcher)
+
+    assert person and bot
+    waits = {(kind, wait) for _, _, kind, wait in person + bot if kind == "comet"}
+    assert waits == {("comet", WINDOW)}, (person, bot)
+    assert {by for _, by, _, _ in person + bot if by is not None} <= {"service"}, (person, bot)
