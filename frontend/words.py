@@ -129,6 +129,7 @@ def table_words() -> dict[str, Any]:
         "your_turn": _("Your turn"),
         "seconds_left": _("{n} seconds left"),
         "deadline": _("until {time}"),
+        "comet_chance": _("a chance for the Comet"),
         "comet_for": _("the Comet for {card}"),
         "waiting_card": _("Next card: {card}"),
         "gap": _("The diamond gap: only the Comet goes past the seven of diamonds."),

@@ -9,13 +9,20 @@
 
   Table.drawClock = function (h) {
     clearInterval(ticking);
-    const mine = (h.to_act || []).includes(T.your_seat);
+    // A Comet chance's end is no one's deadline but that of a holder who asked to be asked:
+    // the others' turn goes on after it, and a standing order decides for the holder. Its
+    // seconds are shown, never pressed on the viewer.
+    const chance = h.deadline_kind === "comet";
+    const asked = ((h.view && h.view.hand) || []).includes(Table.COMET)
+      && T.comet_order && T.comet_order.order === "ask";
+    const mine = (h.to_act || []).includes(T.your_seat) && (!chance || asked);
     const tray = $("tray-clock");
     if (!h.deadline || h.status === "over") { $("clock").hidden = true; tray.hidden = true; return; }
     const end = new Date(h.deadline).getTime();
     $("clock").hidden = false;
     tray.hidden = false;
-    $("deadline").textContent = fill(W.deadline, {time: Table.clockFormat.format(new Date(end))});
+    $("deadline").textContent = chance && !asked ? W.comet_chance
+      : fill(W.deadline, {time: Table.clockFormat.format(new Date(end))});
     announced = 0;
     const tick = () => {
       const left = Math.max(0, Math.ceil((end - Date.now()) / 1000));

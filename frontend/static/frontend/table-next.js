@@ -12,10 +12,15 @@
     next.href = tableUrl(id);
     next.textContent = fill(W.next_hand, {n: number});
     next.hidden = false;
-    // The result stays on screen a few seconds, then the page follows the table.
+    // The result stays on screen a few seconds, then the page follows the table, unless the
+    // player is choosing how to leave it: the link waits for him.
     if (follow && number === T.number + 1) {
       Table.shareAhead(id);
-      setTimeout(() => { window.location = next.href; }, 6000);
+      if (window.matchMedia("(max-width: 700px)").matches) $("result").scrollIntoView({block: "center"});
+      setTimeout(() => {
+        const choosing = $("leave-choice") && !$("leave-choice").hidden;
+        if (!choosing) window.location = next.href;
+      }, 6000);
     }
   };
   Table.followPartie = async function () {

@@ -136,7 +136,10 @@
     if (f.kind === "hand" && f.hand === T.hand) {
       if (!current || f.seq > current.seq) render(f, f.event);
       watch(f);
-      if (f.event) { Table.logEvents([f.event]); chain.feed([f.event]); }
+      // A frame past a gap in the log (the socket's first frame is the hand as it stands,
+      // with only its last event): the events between are read, not skipped.
+      if (f.event && f.event.seq > Table.told.seq + 1) catchUpLog();
+      else if (f.event) { Table.logEvents([f.event]); chain.feed([f.event]); }
     } else if (f.kind === "hand" && f.number > T.number) {
       Table.offerNext(f.hand, f.number, current && current.status === "over");
     } else if (f.kind === "partie" && f.partie_status === "over") {
