@@ -32,7 +32,7 @@ def calendar_ics(request: HttpRequest, token: str) -> HttpResponse:
     that the answer says nothing of which clubs exist."""
     club = calendar_club(token=token)
     if club is None:
-        raise Http404("no such page")
+        raise Http404(_("no such page"))
 
     def soiree_url(soiree: Soiree) -> str:
         return request.build_absolute_uri(reverse("soiree-page", args=[soiree.pk]))
@@ -67,11 +67,11 @@ def calendar_revoke(request: HttpRequest, club_id: int) -> HttpResponse:
     working at once."""
     club, user = get_object_or_404(Club, pk=club_id), request.user
     if not user.is_authenticated:  # login_required let him through; this tells mypy
-        raise Http404("no such page")
+        raise Http404(_("no such page"))
     try:
         calendar_token_revoke(club=club, user=user)
     except NotMember:
-        raise Http404("no such page") from None
+        raise Http404(_("no such page")) from None
     messages.success(request, _("Your calendar link for %(club)s has been replaced: the old "
                                 "one no longer works. Subscribe again with the new one.")
                      % {"club": club.name})

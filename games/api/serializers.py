@@ -56,12 +56,14 @@ class MoveSerializer(serializers.Serializer):
     def validate_card(self, value: str | None) -> str | None:
         if value is not None and value not in CANONICAL_INDEX:
             raise serializers.ValidationError(
-                f"{value!r} is not a card: write rank + suit, e.g. 'TD' or '9D'")
+                _("%(value)r is not a card: write rank + suit, e.g. 'TD' or '9D'")
+                % {"value": value})
         return value
 
     def validate_suit(self, value: str | None) -> str | None:
         if value is not None and value not in SUITS:
-            raise serializers.ValidationError(f"{value!r} is not a suit: one of C, D, H, S")
+            raise serializers.ValidationError(
+                _("%(value)r is not a suit: one of C, D, H, S") % {"value": value})
         return value
 
 
@@ -90,8 +92,10 @@ class OptionsField(serializers.DictField):
                     or not low <= item <= high):
                 shown = repr(item) if isinstance(item, (int, float)) else type(item).__name__
                 raise serializers.ValidationError(
-                    f"option {name!r} must be a whole number from {low} to {high}"
-                    f"{' or null' if nullable else ''}, not {shown}")
+                    (_("option %(name)r must be a whole number from %(low)s to %(high)s or "
+                       "null, not %(shown)s") if nullable else
+                     _("option %(name)r must be a whole number from %(low)s to %(high)s, not "
+                       "%(shown)s")) % {"name": name, "low": low, "high": high, "shown": shown})
         return value
 
 
@@ -140,7 +144,8 @@ class PartieCreateSerializer(serializers.Serializer):
         by_name = {u.username: u for u in users}
         missing = [name for name in value if name not in by_name]
         if missing:
-            raise serializers.ValidationError(f"no such player: {', '.join(missing)}")
+            raise serializers.ValidationError(
+                _("no such player: %(names)s") % {"names": ", ".join(missing)})
         return [by_name[name] for name in value]
 
 

@@ -197,7 +197,7 @@ class HandMovesView(APIView):
                 seq=v["seq"], command_id=v["command_id"], at=timezone.now(),
             )
         except Hand.DoesNotExist:
-            raise Http404("no such hand") from None
+            raise Http404(_("no such hand")) from None
         # The hand as the command left it, not read again. ``command`` is the stored first
         # answer: a retry gets it again even if the hand has moved on since; the view around
         # it is then the hand as it is now, whose next hand is looked up (the stored answer's

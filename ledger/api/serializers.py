@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext
 from rest_framework import serializers
 
 from config.fields import DateTimeField
@@ -89,7 +90,7 @@ class WindowQuerySerializer(serializers.Serializer[Any]):
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if "since" in attrs and "until" in attrs and attrs["since"] >= attrs["until"]:
-            raise serializers.ValidationError("since must come before until.")
+            raise serializers.ValidationError(gettext("since must come before until."))
         return attrs
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from django.db.models import QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
+from django.utils.translation import gettext
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.exceptions import ValidationError
@@ -114,7 +115,7 @@ def _statement(account: Account, request: Request) -> QuerySet[Posting]:
 def _my_wallet(request: Request, club_key: str) -> Account:
     wallet = selectors.wallet_of(user=request.user, club_key=club_key)
     if wallet is None:
-        raise Http404(f"You have no wallet in club {club_key}.")
+        raise Http404(gettext("You have no wallet in club %(club)s.") % {"club": club_key})
     return wallet
 
 

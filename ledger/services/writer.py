@@ -183,8 +183,8 @@ def same_or_conflict(
 ) -> JournalEntry:
     if not same(entry):
         raise IdempotencyConflict(
-            f"Idempotency key {key!r} was already used by entry #{entry.pk} "
-            f"({entry.memo!r}) with other postings."
+            gettext("Idempotency key %(key)r was already used by entry #%(entry)s (%(memo)r) "
+                    "with other postings.") % {"key": key, "entry": entry.pk, "memo": entry.memo}
         )
     return entry
 
@@ -198,8 +198,9 @@ def entry_time(at: datetime | None, accounts: Iterable[Account]) -> datetime:
         return max(now, latest) if latest else now
     if latest and at < latest:
         raise BackdatedEntry(
-            f"An entry at {at.isoformat()} would come before its accounts' last posting "
-            f"({latest.isoformat()}); post it now, or reverse and re-post later entries."
+            gettext("An entry at %(at)s would come before its accounts' last posting "
+                    "(%(latest)s); post it now, or reverse and re-post later entries.")
+            % {"at": at.isoformat(), "latest": latest.isoformat()}
         )
     return at
 
@@ -223,7 +224,8 @@ def validated(postings: Sequence[Line]) -> tuple[Line, ...]:
     clubs = {account.club_key for account, _ in lines}
     if len(clubs) > 1:
         raise InvalidEntry(
-            f"An entry stays within one club; these accounts belong to {sorted(clubs)}."
+            gettext("An entry stays within one club; these accounts belong to %(clubs)s.")
+            % {"clubs": sorted(clubs)}
         )
     total = sum(amount for _, amount in lines)
     if total != 0:
@@ -238,8 +240,9 @@ def fixed(lines: Iterable[Line], locked: Mapping[int, Account]) -> tuple[Line, .
     for account, amount in result:
         if not account.may_go_negative and account.balance + amount < 0:
             raise InsufficientChips(
-                f"Not enough chips: {account.name} holds {account.balance}, "
-                f"this entry takes {-amount}.",
+                gettext("Not enough chips: %(account)s holds %(balance)s, this entry takes "
+                        "%(amount)s.") % {"account": account.name, "balance": account.balance,
+                                          "amount": -amount},
                 account_id=account.pk,
                 balance=account.balance,
                 needed=-amount,

@@ -68,7 +68,8 @@ class SoireeCreateSerializer(serializers.Serializer):
         # it at once. One that has started may still be created (it opens on the next tick).
         if value <= timezone.now():
             raise serializers.ValidationError(
-                f"{value.isoformat()} has already passed: a soirée must end in the future.")
+                _("%(at)s has already passed: a soirée must end in the future.")
+                % {"at": value.isoformat()})
         return value
 
 
