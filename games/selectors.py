@@ -194,7 +194,7 @@ def hand_verdict(*, hand: Hand) -> dict[str, Any]:
 def verdict_of(*, hand_id: Any, verdict: dict[str, Any] | None, last_hash: str) -> dict[str, Any]:
     """``hand_verdict`` for a sheet that read the hand's ``verdict`` and ``last_hash`` columns
     among many rows: the hand itself is read only when the kept verdict will not do."""
-    if verdict is not None and verdict.get("head") == last_hash:
+    if verdict is not None and verdicts.still_holds(verdict, last_hash):
         return verdict
     return verdicts.hand_verdict(Hand.objects.select_related("partie", "secret").get(pk=hand_id))
 

@@ -64,10 +64,15 @@ def verify_ended_hands(*, limit: int = VERIFY_BATCH) -> int:
     return done
 
 
+def still_holds(verdict: dict[str, Any] | None, last_hash: str) -> bool:
+    """Whether a kept verdict speaks of the record as it stands: made on the chain head the
+    hand ends with now."""
+    return verdict is not None and verdict.get("head") == last_hash
+
+
 def hand_verdict(hand: Hand) -> dict[str, Any]:
-    """The verdict on a finished hand's record: the kept one if it was made on the chain head
-    the hand ends with now, otherwise one made now (not kept: a read writes nothing)."""
-    kept = hand.verdict
-    if kept is not None and kept.get("head") == hand.last_hash:
-        return kept
+    """The verdict on a finished hand's record: the kept one if it still holds, otherwise one
+    made now (not kept: a read writes nothing)."""
+    if hand.verdict is not None and still_holds(hand.verdict, hand.last_hash):
+        return hand.verdict
     return _verified(hand)
