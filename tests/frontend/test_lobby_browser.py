@@ -115,7 +115,7 @@ def test_a_player_accepts_an_invitation_on_a_phone_and_reads_the_lobby_in_englis
     form = page.locator("#new-table")
     form.get_by_label("Joueurs à inviter").fill("zed")
     form.get_by_role("button", name="Créer la table").click()
-    expect(form.get_by_role("alert")).to_contain_text("no such player: zed")
+    expect(form.get_by_role("alert")).to_contain_text("joueur inconnu : zed")
     form.get_by_label("Joueurs à inviter").fill("chloe")
     form.get_by_label("M’y asseoir aussi (à la première place)").uncheck()
     form.get_by_label("Robots pour compléter la table").fill("1")
