@@ -23,7 +23,7 @@ from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
 from games.engine.registry import get_game
-from games.models import Game, Hand, Seat
+from games.models import Game, Hand, Partie, Seat
 from games.selectors import hand_record, invitations_pending, seat_of
 from games.services import casual_max_buy_in
 from tournaments.arbitration import may_rule, window_end
@@ -51,6 +51,8 @@ def lobby(request: HttpRequest) -> HttpResponse:
     return render(request, "frontend/lobby.html", {
         "tables_now": tables_now,
         "away_from": away_from(user, tables_now),
+        # A soirée's seat, which waits for nobody: the forms that seat him elsewhere say so.
+        "soiree_seat": next((p for p in tables_now if p.soiree_id), None),
         "invitations": invitations_pending(user=user),
         "soirees": with_registrations(user, lobby_reads.soirees_of_the_day(user=user, at=now)),
         "other_soirees": with_registrations(user, lobby_reads.other_soirees(user=user, at=now)),
@@ -138,6 +140,9 @@ def table_page(request: HttpRequest, hand_id: str) -> HttpResponse:
                  "results": (reverse("soiree-results", args=[place.soiree_id])
                              if place else None)},
         "partie": str(partie.pk),
+        # The partie's last hand, opened after its end: the page says where to go next.
+        "partie_over": (partie.status == Partie.Status.OVER
+                        and not partie.hands.filter(number__gt=hand.number).exists()),
     }
     return render(request, "frontend/table.html", {
         "hand": hand, "partie": partie, "table": table, "words": table_words()})

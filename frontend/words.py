@@ -38,6 +38,9 @@ def table_words() -> dict[str, Any]:
             "6": _("sixes"), "7": _("sevens"), "8": _("eights"), "9": _("nines"),
             "T": _("tens"), "J": _("jacks"), "Q": _("queens"), "K": _("kings"),
         },
+        # The corner of a drawn card: a French pack reads valet, dame, roi.
+        "face": {"J": pgettext("card corner", "J"), "Q": pgettext("card corner", "Q"),
+                 "K": pgettext("card corner", "K")},
         "suit": {"C": _("clubs"), "D": _("diamonds"), "H": _("hearts"), "S": _("spades")},
         "card": _("{rank} of {suit}"),
         "combination": {
@@ -55,6 +58,8 @@ def table_words() -> dict[str, Any]:
             "open": _("Your turn: open a run, with the lowest card of a suit."),
             "play": _("Your turn: play the next card of the run."),
             "comet": _("The Comet may be played here."),
+            "comet_instead": _("You hold the Comet: you may play it now, in place of {card} "
+                               "(each other player pays you {n})."),
             "offer": _("Your turn: choose the card to offer to {name}."),
             "give_back": _("{name} offers you a card: choose one of your three cards to give "
                            "back."),
@@ -149,6 +154,9 @@ def table_words() -> dict[str, Any]:
         "next_partie": _("Your next partie at this table →"),
         "next_partie_at": _("Your next partie: table {n} →"),
         "partie_over": _("The partie is over."),
+        "to_lobby": _("Back to the lobby"),
+        "comet_note": _("★ marks the Comet, played for {card}; the real card stays in its "
+                        "holder's hand until a run needs it."),
         "soiree_results": _("See the soirée's results"),
         "replay": {
             "step": _("Event {seq} of {count}"),

@@ -117,5 +117,6 @@ class PartieConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             await self.send_json(frame)
         if since is not None:
             await self._catch_up(*since)
-        elif message["partie_status"] is not None:
+        # The partie's news follows its hands' frames, caught up or not.
+        if message["partie_status"] is not None:
             await self.send_json(live.partie_frame(message["partie"], message["partie_status"]))

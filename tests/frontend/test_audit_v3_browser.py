@@ -185,7 +185,7 @@ def test_the_audit_page_checks_a_version_3_hand_its_receipts_and_pasted_records(
     page.reload()
     wait_for_js(page, DONE)
     assert page.locator("#no-share").inner_text() == (
-        "aucune part de hasard d'un joueur : le service seul a tiré cette donne")
+        "aucune part de hasard d’un joueur : le service seul a tiré cette donne")
     assert "Mes reçus" in page.locator("#receipts-download").inner_text()
     _paste(page, json.dumps(forged))
     wait_for_js(page, OTHER_DONE)

@@ -87,7 +87,7 @@ def test_a_check_in_undone_leaves_the_soiree_waiting_and_the_page_says_why(
     page.once("dialog", lambda dialog: dialog.accept())
     person.get_by_role("button", name="Annuler le pointage").click()
     expect(person).to_contain_text("pas encore pointé")
-    expect(page.locator("#waiting")).to_contain_text("Personne n'est encore arrivé")
+    expect(page.locator("#waiting")).to_contain_text("Personne n’est encore arrivé")
     expect(page.get_by_role("button", name="Annuler la soirée")).to_be_visible()
     assert list(JournalEntry.objects.filter(source=f"soiree:{soiree.pk}/buy-in")
                 .order_by("id").values_list("reverses", flat=True))[1] is not None
@@ -98,6 +98,6 @@ def test_a_check_in_undone_leaves_the_soiree_waiting_and_the_page_says_why(
     # Open now is refused, and says why beside the button.
     page.get_by_role("button", name="Ouvrir maintenant").click()
     expect(page.locator("#actions [role=alert]").first).to_contain_text(
-        "Personne n'est encore arrivé")
+        "Personne n’est encore arrivé")
     soiree.refresh_from_db()
     assert soiree.status == "scheduled"

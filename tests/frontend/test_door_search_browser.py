@@ -121,7 +121,7 @@ def test_a_member_registers_on_the_soirees_page_and_unregisters_in_the_lobby(
     sign_in(page, live_server_process.url, "alice", PASSWORD, f"/soirees/{soiree.pk}/")
 
     mine = page.locator(".my-registration")
-    mine.get_by_role("button", name="S'inscrire").click()
+    mine.get_by_role("button", name="S’inscrire").click()
     expect(mine.get_by_role("button", name="Se désinscrire")).to_be_visible()
     expect(mine).to_contain_text("Inscrit, pas encore pointé")
     assert Registration.objects.filter(soiree=soiree, user=alice).exists()
@@ -131,7 +131,7 @@ def test_a_member_registers_on_the_soirees_page_and_unregisters_in_the_lobby(
     page.goto(f"{live_server_process.url}/")
     mine = page.locator(f'#soirees .my-registration[data-soiree="{soiree.pk}"]')
     mine.get_by_role("button", name="Se désinscrire").click()
-    expect(mine.get_by_role("button", name="S'inscrire")).to_be_visible()
+    expect(mine.get_by_role("button", name="S’inscrire")).to_be_visible()
     assert not Registration.objects.filter(soiree=soiree, user=alice).exists()
     assert fits(page, PHONE["width"])
     shot(page, tmp_path, "register-2-phone-fr-lobby")

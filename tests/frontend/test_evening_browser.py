@@ -127,7 +127,7 @@ def test_an_organiser_runs_a_whole_evening_from_the_pages(
     page.locator('#tables-now li[data-player="bruno"]').get_by_role(
         "button", name="Remplacer par un robot").click()
     expect(page.locator("#announcements")).to_contain_text(
-        "un robot prend la place de bruno à la table 1")
+        "bruno cède sa place à un robot à la table 1")
     assert len(asked) == 1 and "bruno" in asked[0]
     assert _fits(page)
     shot(page, tmp_path, "evening-1-phone-fr-manage")

@@ -52,11 +52,27 @@ def test_your_table_now_links_the_latest_hand_of_the_soiree_table_one_sits_at(
     hand = table.partie.hands.order_by("-number").first()
     client.force_login(organiser)
 
-    now_section = _section(_lobby(client), "now")
+    lobby = _lobby(client)
+    now_section = _section(lobby, "now")
 
     assert f'href="/hands/{hand.pk}/"' in now_section
     assert "Mardi du Cercle" in now_section and "table 1" in now_section
     assert f"donne {hand.number}" in now_section
+    # The form that would seat him at another table says the soirée's will not wait.
+    assert ("Vous avez une place à la table 1 de « Mardi du Cercle », qui n’attend personne"
+            in _section(lobby, "new"))
+
+
+def test_a_casual_seat_alone_brings_no_warning_to_the_new_table_form(
+        client: Any, friends: list[Any]) -> None:
+    alice = friends[0]
+    casual_table_create(creator=alice, game="comet", players=[alice], bots=["heuristic"],
+                        at=timezone.now())
+    client.force_login(alice)
+
+    new = _section(_lobby(client), "new")
+
+    assert 'id="new-table"' in new and 'id="new-busy"' not in new
 
 
 def test_your_table_now_shows_a_casual_table_in_play_and_not_one_that_is_over(

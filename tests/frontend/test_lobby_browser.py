@@ -120,16 +120,22 @@ def test_a_player_accepts_an_invitation_on_a_phone_and_reads_the_lobby_in_englis
     form.get_by_label("M’y asseoir aussi (à la première place)").uncheck()
     form.get_by_label("Robots pour compléter la table").fill("1")
     form.get_by_label("Cave (jetons)").fill("20")
+    # The Comet's window is chosen here, long enough for "ask me"; Ma commère has none.
+    window = form.get_by_label("Comète : chaque occasion de la jouer dure")
+    form.get_by_label("Jeu").select_option("commere")
+    expect(window).to_be_hidden()
+    form.get_by_label("Jeu").select_option("comet")
+    window.select_option("15")
     form.get_by_role("button", name="Créer la table").click()
-    made = page.locator("#casual .panel", has_text="table de bruno")
+    made = page.locator("#casual .panel", has_text="table ouverte par bruno")
     expect(made).to_contain_text("chloe (en attente)")
     expect(made).to_contain_text("cave de 20 jetons")
     shot(page, tmp_path, "lobby-6-desktop-fr-new-table")
     made.get_by_role("button", name="Annuler la table").click()
-    expect(page.locator("#casual .panel", has_text="table de bruno")).to_have_count(0)
+    expect(page.locator("#casual .panel", has_text="table ouverte par bruno")).to_have_count(0)
     made_partie = Partie.objects.get(created_by=bruno)
     assert made_partie.status == Partie.Status.CANCELLED
-    # People's timings: 30 s a decision, and a Comet window a person can decide in.
+    # People's timings: 30 s a decision, and the Comet window chosen.
     assert (made_partie.move_timeout, made_partie.comet_window) == (
-        timedelta(seconds=30), timedelta(seconds=3))
+        timedelta(seconds=30), timedelta(seconds=15))
     assert errors == []

@@ -381,5 +381,5 @@ def test_the_tables_now_offer_each_person_s_seat_changes_and_the_announcements_s
     news = _section(client.get(f"/soirees/{soiree.pk}/manage").content.decode(),
                     "announcements")
     assert news.index("Pause à 22 h") < news.index(
-        "Après la donne en cours, un robot prend la place de alice")
+        "Après la donne en cours, alice cède sa place à un robot")
     assert 'id="announce"' in news

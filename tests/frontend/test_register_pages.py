@@ -90,7 +90,7 @@ def test_a_member_not_registered_is_offered_to_register_while_the_soiree_is_sche
     box = _soiree_box(client, soiree)
     english = _soiree_box(client, soiree, **{"Accept-Language": "en"})
 
-    assert box is not None and REGISTER in box and "S'inscrire" in box
+    assert box is not None and REGISTER in box and "S’inscrire" in box
     assert UNREGISTER not in box
     assert english is not None and ">Register</button>" in english
 
@@ -173,7 +173,7 @@ def test_a_registration_through_the_api_then_the_page_offers_to_unregister_and_b
     assert unregistered.status_code == 200
     assert not Registration.objects.filter(soiree=soiree, user=alice).exists()
     box = _soiree_box(client, soiree)
-    assert box is not None and "S'inscrire" in box and UNREGISTER not in box
+    assert box is not None and "S’inscrire" in box and UNREGISTER not in box
 
 
 # -- the lobby ---------------------------------------------------------------------------------
@@ -193,7 +193,7 @@ def test_the_lobby_shows_the_right_button_for_each_soiree(
     assert today is not None
 
     box = _box(today.group(0), tonight)  # today's, not registered
-    assert box is not None and REGISTER in box and "S'inscrire" in box
+    assert box is not None and REGISTER in box and "S’inscrire" in box
     box = _box(html, soiree)  # another day, registered
     assert box is not None and UNREGISTER in box and "Se désinscrire" in box
     box = _box(html, later)  # checked in

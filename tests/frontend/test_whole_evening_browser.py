@@ -85,7 +85,7 @@ def test_an_evening_from_the_invitations_to_the_ruling_on_its_settlement(
         page.click("#sign-up button[type=submit]")
         expect(page.locator("h1")).to_have_text("Accueil")
         page.goto(f"{url}/soirees/{soiree.pk}/")
-        page.get_by_role("button", name="S'inscrire").click()
+        page.get_by_role("button", name="S’inscrire").click()
         expect(page.get_by_role("button", name="Se désinscrire")).to_be_visible()
         if username == "ana":
             assert fits(page, PHONE["width"])
@@ -142,7 +142,7 @@ def test_an_evening_from_the_invitations_to_the_ruling_on_its_settlement(
     rule = page.locator("form.rule-form")
     rule.locator("input[name=kind][value=void]").check()
     rule.get_by_role("button", name="Voir son effet").click()
-    expect(rule.locator(".effect")).to_contain_text("Avant qu'elle soit passée")
+    expect(rule.locator(".effect")).to_contain_text("Avant qu’elle soit passée")
     rule.locator("textarea[name=reason]").fill("Donne mal distribuée : elle est annulée.")
     rule.get_by_role("button", name="Décider").click()
     expect(page.locator(".ruling")).to_contain_text("la donne est annulée")

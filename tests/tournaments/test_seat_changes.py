@@ -210,7 +210,7 @@ def test_seat_changes_asked_through_the_api(client, organiser, evening):
     news = client.get(f"/api/soirees/{soiree.pk}/announcements",
                       HTTP_ACCEPT_LANGUAGE="fr").json()["announcements"]
     assert [a["text"] for a in news] == [
-        f"Après la donne en cours, un robot prend la place de {player} à la table 2"]
+        f"Après la donne en cours, {player} cède sa place à un robot à la table 2"]
     said = client.post(f"/api/soirees/{soiree.pk}/announcements", {"text": "Pause à 22 h"},
                        content_type="application/json")
     assert said.status_code == 201 and said.json()["done"] is True

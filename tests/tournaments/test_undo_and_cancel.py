@@ -172,8 +172,8 @@ def test_open_now_is_refused_while_nobody_is_checked_in(clock, club, organiser):
     assert answer.status_code == 409
     assert answer.json() == {
         "error": "nobody_checked_in",
-        "detail": "Personne n'est encore arrivé : pointez les joueurs à l'entrée, puis la "
-                  "soirée s'ouvre."}
+        "detail": "Personne n’est encore arrivé : pointez les joueurs à l’entrée, puis la "
+                  "soirée s’ouvre."}
     soiree.refresh_from_db()
     assert soiree.status == Soiree.Status.SCHEDULED and not soiree.seating_seed
 
@@ -252,7 +252,7 @@ def test_a_member_unregisters_before_the_opening(clock, club, members):
     assert answer.status_code == 200 and answer.json()["registered"] is False
     assert not Registration.objects.filter(soiree=soiree).exists()
     assert twice.status_code == 409
-    assert twice.json()["detail"] == "member1 n'est pas inscrit à cette soirée."
+    assert twice.json()["detail"] == "member1 n’est pas inscrit à cette soirée."
 
 
 def test_one_checked_in_or_a_soiree_open_keeps_the_name(clock, club, members):

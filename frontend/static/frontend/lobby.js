@@ -75,9 +75,14 @@
       players,
       bots: Array(Number(fields.bots.value) || 0).fill(fields.bot_level.value),
       buy_in: Number(fields.buy_in.value) || 0,
-      // People's timings: a Comet window a person can decide in (it is the same for every
-      // seat, so that its length never shows who holds the Comet).
-      move_timeout: 30, comet_window: 3, forced_move_delay: 1,
+      // People's timings; the Comet window is the same for every seat, so that its length
+      // never shows who holds the Comet.
+      move_timeout: 30, comet_window: Number(fields.comet_window.value) || 3, forced_move_delay: 1,
     }, form.querySelector(".error"), [...form.querySelectorAll("button")]);
   });
+  // The Comet's window means nothing at Ma commère.
+  const cometRow = document.getElementById("new-comet-window-row");
+  const showWindow = () => { cometRow.hidden = form.elements.game.value !== "comet"; };
+  form.elements.game.addEventListener("change", showWindow);
+  showWindow();
 })();

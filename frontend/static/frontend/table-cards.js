@@ -48,7 +48,7 @@ window.Table = (function () {
   Table.cardFace = function (c, extra, label, attrs) {
     if (!c) return `<span class="pc back ${extra || ""}" role="img" aria-label="?"${attrs || ""}></span>`;
     const red = Table.isRed(c) ? " red" : "";
-    const rank = c[0] === "T" ? "10" : c[0];
+    const rank = c[0] === "T" ? "10" : (W.face[c[0]] || c[0]);  // a French pack: V, D, R
     const named = label ? `role="img" aria-label="${esc(label)}" title="${esc(label)}"` : `title="${esc(Table.cardName(c))}"`;
     return `<span class="pc${red} ${extra || ""}" ${named}${attrs || ""}><b>${rank}</b><i>${SYMBOL[c[1]]}</i></span>`;
   };

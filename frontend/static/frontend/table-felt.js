@@ -88,7 +88,11 @@
       const red = row.suit === "D" || row.suit === "H" ? " red" : "";
       return `<li class="tp-run${row.now && v.phase !== "over" ? " now" : ""}" data-suit="${row.suit}"><span class="suit${red}" role="img" aria-label="${esc(W.suit[row.suit])}">${SYMBOL[row.suit]}</span><span class="tp-run-cards">${cards}</span></li>`;
     });
-    return `<h2 class="sr-only">${esc(W.runs)}</h2>` + (rows.length ? `<ol class="tp-runs">${rows.join("")}</ol>` : `<p class="muted">${esc(W.no_run)}</p>`);
+    // The Comet on the felt is drawn as the card it stood for; the real card may come later
+    // in another run of the same suit, so the felt says which is which.
+    const comet = played.find(p => p.stands_for);
+    const note = comet ? `<p class="tp-comet-note">${esc(fill(W.comet_note, {card: theCard(comet.stands_for)}))}</p>` : "";
+    return `<h2 class="sr-only">${esc(W.runs)}</h2>` + (rows.length ? `<ol class="tp-runs">${rows.join("")}</ol>${note}` : `<p class="muted">${esc(W.no_run)}</p>`);
   }
 
   Table.drawCentre = function (h) {

@@ -21,12 +21,15 @@
   Table.drawMine = function (h) {
     const v = h.view;
     const seated = T.your_seat !== null;
-    $("mine").hidden = !seated;
-    if (!seated) return;
+    $("mine").hidden = !seated || Table.partieOver;
+    if (!seated || Table.partieOver) return;
     const mine = sortCards(v.hand || []);
     const byCard = movesByCard(h);
     const myTurn = (h.to_act || []).includes(T.your_seat) && h.status !== "over";
-    const forced = myTurn && h.deadline_kind === "forced" && (h.legal_moves || []).length === 1;
+    // His only move is played for him: after the forced move's delay, or at the end of the
+    // Comet's chance when one is open (the deadline then says "comet", not "forced").
+    const forced = myTurn && (h.deadline_kind === "forced" || h.deadline_kind === "comet")
+      && (h.legal_moves || []).length === 1;
     $("hand").innerHTML = mine.map(c => {
       const m = byCard[c];
       const ok = m && myTurn && !forced;
@@ -109,7 +112,14 @@
     }
     if (v.waiting_for === "comet" && !(h.to_act || []).length) return P.wait_comet;
     const waiting = (h.to_act || []).map(who).join(", ");
-    return waiting ? fill(P.wait, {names: waiting}) : "";
+    const said = waiting ? fill(P.wait, {names: waiting}) : "";
+    // The Comet's holder may play it while another's card is awaited: the button says so.
+    if ((h.legal_moves || []).some(m => m.type === "comet")) {
+      const needed = v.run && v.run.next_card;
+      const may = needed ? fill(P.comet_instead, {card: theCard(needed), n: v.comet_payment_due ?? "?"}) : P.comet;
+      return said ? `${said} ${may}` : may;
+    }
+    return said;
   }
   function nextSeat(v) {
     const order = v.speaking_order || [];

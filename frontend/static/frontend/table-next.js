@@ -25,15 +25,21 @@
   };
   Table.followPartie = async function () {
     // The partie is over: at a soirée, the next partie of this table seats its people again.
+    if (Table.partieOver) return;
+    Table.partieOver = true;
     $("closed").textContent = W.partie_over;
     $("closed").hidden = false;
     if ($("leave")) $("leave").hidden = true;
-    if (T.soiree && T.urls.results) {  // the soirée's standings so far, and at its close
-      const link = document.createElement("a");
-      link.href = T.urls.results;
-      link.textContent = W.soiree_results;
-      $("closed").append(" ", link);
-    }
+    // No more cards to hold: the tray gives way to where the player goes from here.
+    if ($("mine")) $("mine").hidden = true;
+    const link = (href, words) => {
+      const a = document.createElement("a");
+      a.href = href;
+      a.textContent = words;
+      $("closed").append(" ", a);
+    };
+    if (T.soiree && T.urls.results) link(T.urls.results, W.soiree_results);  // the standings
+    link(T.urls.lobby, W.to_lobby);
     if (!T.soiree || T.your_seat === null) return;
     for (let i = 0; i < 180; i++) {
       const r = await api(`/api/soirees/${T.soiree}/my-table`);

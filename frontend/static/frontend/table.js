@@ -154,7 +154,10 @@
     Table.leave.start();
     // A reconnection reads again who the table waits for: a pause or a return may have
     // happened while the socket was down.
-    refresh().then(() => { window.live = liveSocket(T.live_path, framed, Table.leave.reconnected); });
+    refresh().then(() => {
+      window.live = liveSocket(T.live_path, framed, Table.leave.reconnected);
+      if (T.partie_over) Table.followPartie();  // the page opened on the partie's last hand
+    });
   }
   Table.refresh = refresh;
   window.tablePage = {current: () => Table.current, chain, framed, motion: Table.motion};

@@ -1,0 +1,165 @@
+"""What the table says at the Comet's chances, in French: a card the service will play for
+the person is said to be played for her (not "à vous"), the Comet's button during another's
+turn says what it would do, the Comet on the felt is told apart from the real card, the
+cards' corners read V, D, R, and a partie's end says where to go next, on a reload too."""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.utils import timezone
+from playwright.sync_api import Page, expect
+
+from games.engine.deal import commitment
+from games.engine.registry import get_game
+from games.engine.shares import SharedDeal, first_dealer_v2
+from games.models import Hand
+from games.services import casual_table_create
+from games.services.parties import RECORD_FORMAT
+
+from .conftest import shot, wait_for_js
+from .test_table_browser import PASSWORD, _comet_seed, _play_out, _sign_in
+
+pytestmark = [pytest.mark.postgres, pytest.mark.browser]
+
+LOADED = "window.tablePage && window.tablePage.current() !== null"
+FRENCH_CORNERS = {"A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "V", "D", "R"}
+
+# Every drawing of the viewer's tray, with the hand it drew: what the prompt said, whose turn
+# it was, the viewer's legal moves, and the deadline's kind.
+RECORD_PROMPTS = """() => {
+  window.prompts = [];
+  const draw = Table.drawMine;
+  Table.drawMine = h => {
+    draw(h);
+    window.prompts.push({prompt: document.getElementById('prompt').textContent,
+                         mine: (h.to_act || []).includes(h.your_seat), kind: h.deadline_kind,
+                         types: (h.legal_moves || []).map(m => m.type),
+                         enabled: document.querySelectorAll('#hand button:not([disabled])').length,
+                         status: h.status});
+  };
+}"""
+
+
+def _comet_holder(seed: str, seats: int) -> int:
+    """The seat the service's deal from ``seed`` gives the Comet (the deal of the tests: the
+    seed alone, as ``ACADEMIE_SHARE_WINDOW`` is 0)."""
+    engine = SharedDeal(get_game("comet"), seed, version=RECORD_FORMAT)
+    options = get_game("comet").normalise_options({})
+    started = engine.start(
+        dealer=first_dealer_v2(seed, seats),
+        seats=[{"seat": s, "player": f"p{s}"} for s in range(seats)], options=options,
+        chips_before={str(s): 0 for s in range(seats)}, pot_before=0,
+        commitment=commitment(seed), comet_payment_due=options["comet_payment"])
+    state = engine.apply(engine.initial_state(), started)
+    for event in engine.deal(state):
+        state = engine.apply(state, event)
+    return int(state.comet_holder)
+
+
+def _table(monkeypatch: pytest.MonkeyPatch, alice: Any, seed: str) -> Hand:
+    """A one-deal Comet table of alice and two bots, dealt from ``seed``, whose chances last
+    a second (every card of a run waits it while the Comet is in a hand); the partie closes a
+    second after its hand."""
+    monkeypatch.setattr("games.services.parties.new_seed", lambda: seed)
+    partie = casual_table_create(creator=alice, game="comet", players=[alice],
+                                 bots=["heuristic", "heuristic"], at=timezone.now(),
+                                 options={"deals": 1}, move_timeout=timedelta(seconds=30),
+                                 forced_move_delay=timedelta(0), comet_window=timedelta(seconds=1),
+                                 pause_between_hands=timedelta(seconds=1))
+    return Hand.objects.get(partie=partie)
+
+
+def _until_over(page: Page) -> None:
+    end = time.monotonic() + 180
+    while page.evaluate("window.tablePage.current().status") != "over":
+        assert time.monotonic() < end, "the hand did not end"
+        page.wait_for_timeout(200)
+
+
+@pytest.mark.parametrize("live_server_process", ["embedded"], indirect=True)
+def test_a_card_the_service_plays_at_a_comet_chance_is_said_played_for_her(
+        live_server_process: Any, page: Page, django_user_model: Any, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    alice = django_user_model.objects.create_user("alice", password=PASSWORD)
+    # The first seed, in a fixed order, that gives a bot the Comet: alice's run cards are her
+    # only moves, each played for her when the chance ends.
+    seed = next(s for s in (f"{i:064x}" for i in range(200)) if _comet_holder(s, 3) != 0)
+    hand = _table(monkeypatch, alice, seed)
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.context.set_extra_http_headers({"Accept-Language": "fr"})
+    errors = _sign_in(page, live_server_process, f"/hands/{hand.pk}/", "alice")
+    wait_for_js(page, LOADED)
+    page.evaluate(RECORD_PROMPTS)
+    _play_out(page)  # her openings, if any; every other card of hers is played for her
+
+    seen = page.evaluate("window.prompts")
+    forced = [p for p in seen if p["mine"] and p["kind"] == "comet" and len(p["types"]) == 1]
+    assert forced, seen
+    for p in forced:  # said to be played for her, and nothing of hers to click
+        assert p["prompt"].startswith("Votre seul coup, joué pour vous dans un instant : "), p
+        assert "À vous" not in p["prompt"] and p["enabled"] == 0, p
+    shot(page, tmp_path, "forced-at-a-chance-fr-390")
+    assert errors == []
+
+
+@pytest.mark.parametrize("live_server_process", ["embedded"], indirect=True)
+def test_the_comets_holder_is_told_what_its_button_does_and_the_felt_marks_it(
+        live_server_process: Any, page: Page, django_user_model: Any, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    alice = django_user_model.objects.create_user("alice", password=PASSWORD)
+    hand = _table(monkeypatch, alice, _comet_seed())  # alice holds the Comet
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.context.set_extra_http_headers({"Accept-Language": "fr"})
+    errors = _sign_in(page, live_server_process, f"/hands/{hand.pk}/", "alice")
+    wait_for_js(page, LOADED)
+
+    # A French pack's corners: valet, dame, roi.
+    corners = page.locator("#hand button").evaluate_all(
+        "bs => bs.map(b => [b.dataset.card, b.querySelector('.pc b').textContent])")
+    assert {face for _, face in corners} <= FRENCH_CORNERS, corners
+    for card, face in corners:
+        assert face == {"J": "V", "Q": "D", "K": "R", "T": "10"}.get(card[0], card[0]), corners
+    assert any(card[0] in "JQK" for card, _ in corners), corners
+
+    # "Ask me" says how long each chance gives her.
+    page.locator("#orders summary").click()
+    expect(page.get_by_label("me demander à chaque fois (1 s à chaque occasion)")).to_have_count(1)
+
+    page.evaluate(RECORD_PROMPTS)
+    _play_out(page)  # her order ("blocked", the default) plays the Comet for her
+    seen = page.evaluate("window.prompts")
+    chances = [p for p in seen if not p["mine"] and "comet" in p["types"]
+               and p["status"] != "over"]
+    assert chances, seen
+    for p in chances:  # the button's meaning, said while another's card is awaited
+        assert "Vous avez la Comète : vous pouvez la jouer maintenant, à la place d" in (
+            p["prompt"]), p
+        assert "chaque autre joueur vous paie 1" in p["prompt"], p
+
+    # The Comet lies on the felt as the card it stood for, with a star; the felt says so.
+    note = page.locator("#centre .tp-comet-note")
+    expect(note).to_contain_text("★ marque la Comète, jouée pour l")
+    expect(note).to_contain_text("la vraie carte reste dans la main de son joueur")
+    shot(page, tmp_path, "comet-note-fr-1280")
+
+    # One deal: the partie is over; the empty tray gives way to where she goes next.
+    closed = page.locator("#closed")
+    expect(closed).to_contain_text("La partie est terminée.")
+    expect(closed.get_by_role("link", name="Retour à l’accueil")).to_have_attribute("href", "/")
+    expect(page.locator("#mine")).to_be_hidden()
+    expect(page.locator("#leave")).to_be_hidden()
+    shot(page, tmp_path, "partie-over-fr-1280")
+
+    page.reload()  # the same, when the page opens on the partie's last hand
+    wait_for_js(page, LOADED)
+    expect(page.locator("#closed")).to_contain_text("La partie est terminée.")
+    expect(page.locator("#closed").get_by_role("link", name="Retour à l’accueil")).to_be_visible()
+    expect(page.locator("#mine")).to_be_hidden()
+    page.set_viewport_size({"width": 390, "height": 844})
+    shot(page, tmp_path, "partie-over-fr-390")
+    assert errors == []
