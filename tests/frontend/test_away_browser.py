@@ -17,8 +17,9 @@ from playwright.sync_api import Browser, Page
 
 from games.models import Hand, Partie
 from games.services import casual_table_create, invitation_answer
+from tests.tournaments.evenings import one_table
 from tournaments.models import Membership
-from tournaments.services import checkin, club_create, membership_add, soiree_create, soiree_open
+from tournaments.services import club_create, membership_add
 
 from .conftest import shot, wait_for_js
 
@@ -161,12 +162,7 @@ def test_at_a_soiree_table_leaving_is_the_time_out_rule_said_plainly(
     alice = django_user_model.objects.create_user("alice", password=PASSWORD)
     club = club_create(name="Cercle des Lumières", slug="lumieres", organiser=organiser)
     membership_add(club=club, user=alice, role=Membership.Role.PLAYER)
-    now = timezone.now()
-    soiree = soiree_create(club=club, name="Jeudi de la Comète", starts_at=now,
-                           ends_at=now + timedelta(hours=2), game="comet",
-                           move_timeout=timedelta(minutes=5))
-    checkin(soiree=soiree, user=alice, at=now)
-    (place,) = soiree_open(soiree=soiree, at=now)
+    place = one_table(club=club, player=alice, name="Jeudi de la Comète")
     hand = Hand.objects.filter(partie=place.partie).order_by("-number").first()
     assert hand is not None
     url = live_server_process.url

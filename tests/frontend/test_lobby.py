@@ -14,8 +14,9 @@ from django.utils import timezone
 from frontend.selectors import day_bounds
 from games.models import Hand, Partie
 from games.services import casual_table_create, partie_start
+from tests.tournaments.evenings import one_table
 from tournaments.models import Membership, Soiree
-from tournaments.services import checkin, club_create, membership_add, soiree_create, soiree_open
+from tournaments.services import club_create, membership_add
 
 pytestmark = pytest.mark.django_db
 
@@ -43,12 +44,7 @@ def test_your_table_now_links_the_latest_hand_of_the_soiree_table_one_sits_at(
         client: Any, organiser: Any) -> None:
     club = club_create(name="Cercle", slug="cercle", organiser=organiser)
     membership_add(club=club, user=organiser, role=Membership.Role.PLAYER)
-    now = timezone.now()
-    soiree = soiree_create(club=club, name="Mardi du Cercle", starts_at=now,
-                           ends_at=now + timedelta(hours=2), game="comet",
-                           move_timeout=timedelta(minutes=5))
-    checkin(soiree=soiree, user=organiser, at=now)
-    (table,) = soiree_open(soiree=soiree, at=now)
+    table = one_table(club=club, player=organiser, name="Mardi du Cercle")
     hand = table.partie.hands.order_by("-number").first()
     client.force_login(organiser)
 

@@ -39,8 +39,9 @@ from games.services import (
 )
 from games.services.moves import PAUSE_LIMIT
 from games.tasks import sweep_deadlines
+from tests.tournaments.evenings import one_table
 from tournaments.models import Membership
-from tournaments.services import checkin, club_create, membership_add, soiree_create, soiree_open
+from tournaments.services import club_create, membership_add
 
 pytestmark = pytest.mark.django_db
 
@@ -283,12 +284,7 @@ def test_a_soiree_table_refuses_to_wait_and_changes_nothing(
         organiser: Any, api_as: Any) -> None:
     club = club_create(name="Cercle", slug="cercle", organiser=organiser)
     membership_add(club=club, user=organiser, role=Membership.Role.PLAYER)
-    now = timezone.now()
-    soiree = soiree_create(club=club, name="Mardi du Cercle", starts_at=now,
-                           ends_at=now + timedelta(hours=2), game="comet",
-                           move_timeout=timedelta(minutes=5))
-    checkin(soiree=soiree, user=organiser, at=now)
-    (place,) = soiree_open(soiree=soiree, at=now)
+    place = one_table(club=club, player=organiser, name="Mardi du Cercle")
     partie = place.partie
     client = api_as(organiser)
 

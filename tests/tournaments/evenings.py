@@ -9,12 +9,13 @@ changes until the deadlines pass). Nothing of it is faked: each soirée is opene
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from tournaments import services
-from tournaments.models import Club, Soiree
+from tournaments.models import Club, Soiree, SoireeTable
 
 
 def open_evenings(*, soirees: int, tables: int, club: Club | None = None,
@@ -39,3 +40,15 @@ def open_evenings(*, soirees: int, tables: int, club: Club | None = None,
         services.soiree_open(soiree=soiree, at=at)
         out.append(soiree)
     return out
+
+
+def one_table(*, club: Club, player: Any, name: str, at: datetime | None = None) -> SoireeTable:
+    """A Comet soirée of ``club`` opened at ``at`` (now by default) for two hours, with
+    ``player`` checked in and seated at its one table (bots fill it; 5 min a decision)."""
+    at = at or timezone.now()
+    soiree = services.soiree_create(club=club, name=name, starts_at=at,
+                                    ends_at=at + timedelta(hours=2), game="comet",
+                                    move_timeout=timedelta(minutes=5))
+    services.checkin(soiree=soiree, user=player, at=at)
+    (place,) = services.soiree_open(soiree=soiree, at=at)
+    return place
