@@ -157,6 +157,8 @@ def table_words() -> dict[str, Any]:
         "to_lobby": _("Back to the lobby"),
         "comet_note": _("★ marks the Comet, played for {card}; the real card stays in its "
                         "holder's hand until a run needs it."),
+        "comet_note_gap": _("★ marks the Comet, played for {card}, the card out of the pack: "
+                            "it carried the run over the gap."),
         "soiree_results": _("See the soirée's results"),
         "replay": {
             "step": _("Event {seq} of {count}"),

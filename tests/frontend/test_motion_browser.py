@@ -229,9 +229,13 @@ def test_late_in_a_comet_hand_each_suit_is_one_row_on_a_desktop_and_on_a_phone(
     comet = page.evaluate(COMET_IN_RUN)
     assert comet.pop("mark") not in ("none", "normal", ""), comet  # its star
     assert comet == {"label": words["comet_for"].format(card=card), "role": "img",
-                     "rank": "10" if stands_for[0] == "T" else stands_for[0],
+                     "rank": "10" if stands_for[0] == "T"
+                     else words["face"].get(stands_for[0], stands_for[0]),
                      "row": stands_for[1]}, comet
     assert card in comet["label"] and "Comète" in comet["label"]
+    # Under the runs, what the star means (at the gap: the card out of the pack).
+    note = words["comet_note_gap" if stands_for == "8D" else "comet_note"].format(card=card)
+    assert page.locator("#centre .tp-comet-note").inner_text() == note
     assert errors == []
 
 

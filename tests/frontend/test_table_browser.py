@@ -116,10 +116,12 @@ def _person_clicks(game: str, view: dict[str, Any], legal: list[Move],
 
 
 def _hand_played_offline(game: str, seed: str, bots: int, options: dict[str, Any],
-                         comet_at_block: bool = False) -> list[tuple[str, str, list[Move]]]:
+                         comet_at_block: bool = False,
+                         end: list[Any] | None = None) -> list[tuple[str, str, list[Move]]]:
     """The hand the service deals from ``seed`` to a person at seat 0 and heuristic bots after
     him, played as ``_play_out`` and the bots (``advance.bot_move``) play it: each decision the
-    person is asked, as (phase, what he clicks, the legal moves)."""
+    person is asked, as (phase, what he clicks, the legal moves). ``end``: given, the hand's
+    last state is added to it."""
     game_engine = get_game(game)
     engine = SharedDeal(game_engine, seed, version=RECORD_FORMAT)
     options = game_engine.normalise_options(options)
@@ -166,6 +168,8 @@ def _hand_played_offline(game: str, seed: str, bots: int, options: dict[str, Any
                 name, move = _person_clicks(game, view, legal[0], comet_at_block)
                 decisions.append((view["phase"], name, legal[0]))
                 play(engine.decide(state, 0, move))
+    if end is not None:
+        end.append(state)
     return decisions
 
 

@@ -22,7 +22,7 @@ from games.services import casual_table_create
 from games.services.parties import RECORD_FORMAT
 
 from .conftest import shot, wait_for_js
-from .test_table_browser import PASSWORD, _comet_seed, _play_out, _sign_in
+from .test_table_browser import PASSWORD, _comet_seed, _hand_played_offline, _play_out, _sign_in
 
 pytestmark = [pytest.mark.postgres, pytest.mark.browser]
 
@@ -61,7 +61,22 @@ def _comet_holder(seed: str, seats: int) -> int:
     return int(state.comet_holder)
 
 
-def _table(monkeypatch: pytest.MonkeyPatch, alice: Any, seed: str) -> Hand:
+def _bot_comet_for_a_real_card() -> str:
+    """The first seed, in a fixed order, whose hand sees a bot play the Comet for a card still
+    in a hand (not the 8D at the gap), the hand played as ``_play_out`` plays alice's part."""
+    for i in range(1000):
+        seed = f"{i:064x}"
+        end: list[Any] = []
+        _hand_played_offline("comet", seed, 2, {}, end=end)
+        played = SharedDeal(get_game("comet"), seed, version=RECORD_FORMAT).view(end[0], 0)[
+            "played"]
+        if any(p.get("stands_for") not in (None, "8D") and p["seat"] != 0 for p in played):
+            return seed
+    raise AssertionError("no seed has a bot play the Comet for a real card")
+
+
+def _table(monkeypatch: pytest.MonkeyPatch, alice: Any, seed: str,
+           window: timedelta = timedelta(seconds=1)) -> Hand:
     """A one-deal Comet table of alice and two bots, dealt from ``seed``, whose chances last
     a second (every card of a run waits it while the Comet is in a hand); the partie closes a
     second after its hand."""
@@ -69,7 +84,7 @@ def _table(monkeypatch: pytest.MonkeyPatch, alice: Any, seed: str) -> Hand:
     partie = casual_table_create(creator=alice, game="comet", players=[alice],
                                  bots=["heuristic", "heuristic"], at=timezone.now(),
                                  options={"deals": 1}, move_timeout=timedelta(seconds=30),
-                                 forced_move_delay=timedelta(0), comet_window=timedelta(seconds=1),
+                                 forced_move_delay=timedelta(0), comet_window=window,
                                  pause_between_hands=timedelta(seconds=1))
     return Hand.objects.get(partie=partie)
 
@@ -141,10 +156,13 @@ def test_the_comets_holder_is_told_what_its_button_does_and_the_felt_marks_it(
             p["prompt"]), p
         assert "chaque autre joueur vous paie 1" in p["prompt"], p
 
-    # The Comet lies on the felt as the card it stood for, with a star; the felt says so.
+    # The Comet lies on the felt as the card it stood for, with a star; the felt says so. In
+    # this deal it carried a diamond run over the gap: no real eight of diamonds will follow.
+    played = page.evaluate("window.tablePage.current().view.played")
+    assert [p["stands_for"] for p in played if p.get("stands_for")] == ["8D"], played
     note = page.locator("#centre .tp-comet-note")
-    expect(note).to_contain_text("★ marque la Comète, jouée pour l")
-    expect(note).to_contain_text("la vraie carte reste dans la main de son joueur")
+    expect(note).to_have_text("★ marque la Comète, jouée pour le huit de carreau, la carte "
+                              "retirée du jeu : elle a fait passer la suite par-dessus le trou.")
     shot(page, tmp_path, "comet-note-fr-1280")
 
     # One deal: the partie is over; the empty tray gives way to where she goes next.
@@ -162,4 +180,28 @@ def test_the_comets_holder_is_told_what_its_button_does_and_the_felt_marks_it(
     expect(page.locator("#mine")).to_be_hidden()
     page.set_viewport_size({"width": 390, "height": 844})
     shot(page, tmp_path, "partie-over-fr-390")
+    assert errors == []
+
+
+@pytest.mark.parametrize("live_server_process", ["embedded"], indirect=True)
+def test_the_felt_says_the_real_card_the_comet_stood_for_is_still_to_come(
+        live_server_process: Any, page: Page, django_user_model: Any, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    alice = django_user_model.objects.create_user("alice", password=PASSWORD)
+    hand = _table(monkeypatch, alice, _bot_comet_for_a_real_card(), window=timedelta(0))
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.context.set_extra_http_headers({"Accept-Language": "fr"})
+    errors = _sign_in(page, live_server_process, f"/hands/{hand.pk}/", "alice")
+    wait_for_js(page, LOADED)
+    _play_out(page)
+
+    played = page.evaluate("window.tablePage.current().view.played")
+    (card,) = [p["stands_for"] for p in played if p.get("stands_for")]
+    assert card != "8D", played
+    words = page.evaluate("JSON.parse(document.getElementById('table-words').textContent)")
+    named = words["card"].format(rank=words["the_rank"][card[0]], suit=words["suit"][card[1]])
+    expect(page.locator("#centre .tp-comet-note")).to_have_text(
+        f"★ marque la Comète, jouée pour {named} ; la vraie carte reste dans la main de son "
+        "joueur jusqu’à ce qu’une suite la demande.")
+    shot(page, tmp_path, "comet-note-real-card-fr-390")
     assert errors == []

@@ -91,7 +91,9 @@
     // The Comet on the felt is drawn as the card it stood for; the real card may come later
     // in another run of the same suit, so the felt says which is which.
     const comet = played.find(p => p.stands_for);
-    const note = comet ? `<p class="tp-comet-note">${esc(fill(W.comet_note, {card: theCard(comet.stands_for)}))}</p>` : "";
+    // At the diamond gap it stood for the 8D, which is out of the pack: no real card to come.
+    const said = comet && (comet.stands_for === "8D" ? W.comet_note_gap : W.comet_note);
+    const note = comet ? `<p class="tp-comet-note">${esc(fill(said, {card: theCard(comet.stands_for)}))}</p>` : "";
     return `<h2 class="sr-only">${esc(W.runs)}</h2>` + (rows.length ? `<ol class="tp-runs">${rows.join("")}</ol>${note}` : `<p class="muted">${esc(W.no_run)}</p>`);
   }
 
