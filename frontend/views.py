@@ -25,7 +25,7 @@ from django.utils.translation import gettext as _
 from games.engine.registry import get_game
 from games.models import Game, Hand, Partie, Seat
 from games.selectors import hand_record, invitations_pending, seat_of
-from games.services import casual_max_buy_in
+from games.services import ASK_WINDOW_MIN, casual_max_buy_in
 from tournaments.arbitration import may_rule, window_end
 from tournaments.models import Dispute, Membership, Registration, Soiree, SoireeTable
 from tournaments.permissions import has_role, may_audit, may_create_soirees, may_organise
@@ -48,9 +48,12 @@ def lobby(request: HttpRequest) -> HttpResponse:
     the form that makes one (its script posts to the API, as any client would)."""
     user, now = request.user, timezone.now()
     tables_now = list(lobby_reads.tables_now(user=user))
+    away = away_from(user, tables_now)
+    left = {a["partie"].pk for a in away}
     return render(request, "frontend/lobby.html", {
-        "tables_now": tables_now,
-        "away_from": away_from(user, tables_now),
+        # A table he has left is said once, with its way back (``away_from``).
+        "tables_now": [p for p in tables_now if p.pk not in left],
+        "away_from": away,
         # A soirée's seat, which waits for nobody: the forms that seat him elsewhere say so.
         "soiree_seat": next((p for p in tables_now if p.soiree_id), None),
         "invitations": invitations_pending(user=user),
@@ -153,7 +156,11 @@ def _comet_order(partie: Any, seat: int | None) -> dict[str, Any] | None:
     if seat is None or partie.game != "comet":
         return None
     mine = partie.seats.get(number=seat)
+    window = partie.comet_window
     return {"order": mine.comet_order,
+            # "Ask me" only where a chance gives a person the time to decide.
+            "ask_refused": window < ASK_WINDOW_MIN,
+            "ask_from": int(ASK_WINDOW_MIN.total_seconds()),
             "choices": [{"value": v, "label": str(label)} for v, label in
                         Seat.CometOrder.choices]}
 

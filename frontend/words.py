@@ -66,6 +66,16 @@ def table_words() -> dict[str, Any]:
             "announce": _("You hold a combination: announce it."),
             "return": _("Choose the card to put under the talon."),
             "forced": _("Your only move, played for you in a moment: {move}."),
+            "forced_chance": _("Your only move, played for you when the Comet's chance ends, "
+                               "unless its holder plays the Comet in its place: {move}."),
+            "ask_turn": _("Your turn: play the card or the Comet before the chance ends "
+                          "({n} s); otherwise you keep the Comet."),
+            "order_card": _("Your order plays {card} for you when the chance ends, and you keep "
+                            "the Comet. You may still choose the Comet."),
+            "order_keep": _("Your order keeps the Comet when the chance ends. You may still "
+                            "play it."),
+            "order_comet": _("Your order plays the Comet for you when the chance ends. You may "
+                             "still choose otherwise."),
             "wait": _("Waiting for {names}."),
             "wait_comet": _("Waiting for the Comet's holder."),
             "watching": _("You are watching this table."),

@@ -139,3 +139,10 @@ class PauseRefused(GameError):
 
     status = 409
     code = "pause_refused"
+
+
+class OrderRefused(GameError):
+    """A standing order the table's Comet window leaves no time for ("ask me" under 8 s)."""
+
+    status = 409
+    code = "order_refused"

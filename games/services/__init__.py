@@ -21,6 +21,7 @@ from .invitations import (
     invitation_answer,
 )
 from .moves import (
+    ASK_WINDOW_MIN,
     MovePlayed,
     deadline_fire,
     move_play,
@@ -50,5 +51,5 @@ __all__ = [
     "deadline_fire", "hand_deal", "move_play", "partie_close", "partie_start",
     "partie_stop_dealing", "partie_tick", "seat_away", "seat_comet_order", "share_send",
     "seat_wallet", "CASUAL",
-    "casual_max_buy_in",
+    "casual_max_buy_in", "ASK_WINDOW_MIN",
 ]

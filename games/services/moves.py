@@ -32,6 +32,7 @@ from games.errors import (
     HandIsOver,
     IllegalMoveError,
     NotSeated,
+    OrderRefused,
     PartieOver,
     PauseRefused,
     ShareAlreadySent,
@@ -497,14 +498,27 @@ def _resume(table: Table, hand: Hand | None, at: datetime) -> None:
     deal_at_once(table, hand, at)
 
 
+#: The shortest Comet window in which "ask me" is offered: a person reads the table, decides
+#: and clicks in it. A shorter window leaves the Comet to the other orders and the button.
+ASK_WINDOW_MIN = timedelta(seconds=8)
+
+
 def seat_comet_order(*, partie_id: Any, user: AbstractBaseUser, order: str | None = None) -> str:
     """The seated player's standing order for the Comet (RULES.md §2), set if ``order`` is
-    given. Any seat may hold one: having one says nothing of who holds the Comet."""
+    given. Any seat may hold one: having one says nothing of who holds the Comet. "Ask me" is
+    refused at a table whose Comet window is shorter than ``ASK_WINDOW_MIN``."""
     with transaction.atomic():
-        seat = (Seat.objects.select_for_update(no_key=True)
+        seat = (Seat.objects.select_for_update(no_key=True).select_related("partie")
                 .filter(partie_id=partie_id, player_id=user.pk).first())
         if seat is None:
             raise NotSeated(_("you have no seat at this table"))
+        window = seat.partie.comet_window
+        if order == Seat.CometOrder.ASK and window < ASK_WINDOW_MIN:
+            raise OrderRefused(
+                _("“ask me” needs a Comet window of at least %(least)s s to decide in; this "
+                  "table's is %(window)s s: choose another order, or play the Comet with its "
+                  "button") % {"least": int(ASK_WINDOW_MIN.total_seconds()),
+                               "window": f"{window.total_seconds():g}"})
         if order is not None and order != seat.comet_order:
             seat.comet_order = order
             seat.save(update_fields=["comet_order"])

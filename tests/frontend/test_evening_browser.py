@@ -135,7 +135,7 @@ def test_an_organiser_runs_a_whole_evening_from_the_pages(
     # At the table, the change is announced (here to a spectator, on the phone).
     hand = Hand.objects.filter(partie__soiree_table__soiree=soiree).latest("started_at")
     page.goto(f"{url}/hands/{hand.pk}/")
-    expect(page.locator("#news")).to_contain_text("bruno à la table 1")
+    expect(page.locator("#news")).to_contain_text("bruno cède sa place à un robot à la table 1")
     shot(page, tmp_path, "evening-2-phone-fr-table-news")
 
     # The room screen (English, on a desktop) and the soirée page follow the hands.

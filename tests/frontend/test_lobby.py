@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from frontend.selectors import day_bounds
 from games.models import Hand, Partie
-from games.services import casual_table_create, partie_start
+from games.services import casual_table_create, partie_start, seat_away
 from tests.tournaments.evenings import one_table
 from tournaments.models import Membership, Soiree
 from tournaments.services import club_create, membership_add
@@ -87,6 +87,22 @@ def test_your_table_now_shows_a_casual_table_in_play_and_not_one_that_is_over(
     assert f'href="/hands/{hand.pk}/"' in now_section
     assert f'href="/hands/{finished.pk}/"' not in now_section
     assert "Table libre (alice)" in now_section
+
+
+def test_a_table_one_has_left_is_said_once_with_its_way_back(
+        client: Any, friends: list[Any]) -> None:
+    alice = friends[0]
+    partie = casual_table_create(creator=alice, game="comet", players=[alice],
+                                 bots=["heuristic"], at=timezone.now())
+    seat_away(partie_id=partie.pk, user=alice, away=True, at=timezone.now(), how="pause")
+    client.force_login(alice)
+
+    now_section = _section(_lobby(client), "now")
+
+    assert "Vous avez quitté la table libre (alice)" in now_section
+    assert now_section.count('class="come-back"') == 1
+    assert 'class="go"' not in now_section  # not a second card for the same table
+    assert "Vous n’êtes assis à aucune table" not in now_section
 
 
 def test_nobody_seated_is_told_so(client: Any, outsider: Any) -> None:

@@ -570,7 +570,7 @@ def test_on_a_phone_your_cards_and_the_comet_are_in_view_without_a_scroll(
                                  forced_move_delay=timedelta(0), comet_window=window,
                                  pause_between_hands=timedelta(minutes=10))
     if game == "comet":
-        services.seat_comet_order(partie_id=partie.pk, user=alice, order="ask")
+        services.seat_comet_order(partie_id=partie.pk, user=alice, order="never")
     hand = Hand.objects.get(partie=partie)
     page.set_viewport_size({"width": 390, "height": 844})
     page.context.set_extra_http_headers({"Accept-Language": "fr-FR,fr"})

@@ -40,7 +40,8 @@ MY_TURN = (
 # The button's box, and what the clock beside it says (the desktop's clock, the phone's tray).
 LEAVE = """() => { const r = document.getElementById('leave').getBoundingClientRect();
   const clock = document.getElementById('clock');
-  return {x: r.x, y: r.y, width: r.width, clock: clock.hidden ? null : clock.textContent.trim()
+  // Its place on the page (a scroll moves the whole page, not the button within it).
+  return {x: r.x + scrollX, y: r.y + scrollY, width: r.width, clock: clock.hidden ? null : clock.textContent.trim()
             .replace(/\\s+/g, ' '), tray: document.getElementById('tray-clock').textContent,
           hint: !document.getElementById('sound-hint').hidden}; }"""
 
@@ -60,10 +61,12 @@ TOP = """() => ({header: document.querySelector('body > header').getBoundingClie
 
 # The controls of the site's header and of the table's bar that cannot be brought wholly into
 # the window (scrolled to as a keyboard's focus would), and those smaller than a fingertip's
-# 14 px; the header and the page scrolled back after.
+# 14 px; the header and the page scrolled back after. Those the phone's table page leaves out
+# (the password's link: the lobby has it) are not counted.
 CONTROLS_OUT_OF_REACH = """() => {
   const controls = [...document.querySelectorAll('body > header a, body > header button,'
-    + ' body > header select, .tp-bar input, .tp-bar button')];
+    + ' body > header select, .tp-bar input, .tp-bar button')]
+    .filter(e => getComputedStyle(e.closest('.hdr-more') || e).display !== 'none');
   const out = [];
   for (const e of controls) {
     e.scrollIntoView({block: 'nearest', inline: 'nearest'});

@@ -40,7 +40,7 @@ RECORD_PROMPTS = """() => {
                          mine: (h.to_act || []).includes(h.your_seat), kind: h.deadline_kind,
                          types: (h.legal_moves || []).map(m => m.type),
                          enabled: document.querySelectorAll('#hand button:not([disabled])').length,
-                         status: h.status});
+                         status: h.status, phase: h.view.phase});
   };
 }"""
 
@@ -116,7 +116,9 @@ def test_a_card_the_service_plays_at_a_comet_chance_is_said_played_for_her(
     forced = [p for p in seen if p["mine"] and p["kind"] == "comet" and len(p["types"]) == 1]
     assert forced, seen
     for p in forced:  # said to be played for her, and nothing of hers to click
-        assert p["prompt"].startswith("Votre seul coup, joué pour vous dans un instant : "), p
+        assert p["prompt"].startswith(
+            "Votre seul coup, joué pour vous à la fin de l’occasion de la Comète, sauf si son "
+            "détenteur joue la Comète à sa place : "), p
         assert "À vous" not in p["prompt"] and p["enabled"] == 0, p
     shot(page, tmp_path, "forced-at-a-chance-fr-390")
     assert errors == []
@@ -141,9 +143,13 @@ def test_the_comets_holder_is_told_what_its_button_does_and_the_felt_marks_it(
         assert face == {"J": "V", "Q": "D", "K": "R", "T": "10"}.get(card[0], card[0]), corners
     assert any(card[0] in "JQK" for card, _ in corners), corners
 
-    # "Ask me" says how long each chance gives her.
+    # "Ask me" is not offered where a chance (1 s) leaves no time to decide, and says why.
     page.locator("#orders summary").click()
-    expect(page.get_by_label("me demander à chaque fois (1 s à chaque occasion)")).to_have_count(1)
+    ask = page.get_by_label("me demander à chaque fois")
+    expect(ask).to_be_disabled()
+    expect(page.locator("#ask-refused")).to_have_text(
+        "Pas à cette table : chaque occasion dure 1 s, trop peu pour décider (il faut au moins "
+        "8 s). Votre consigne décide, et le bouton « jouer la Comète » la joue quand vous voulez.")
 
     page.evaluate(RECORD_PROMPTS)
     _play_out(page)  # her order ("blocked", the default) plays the Comet for her
@@ -152,9 +158,18 @@ def test_the_comets_holder_is_told_what_its_button_does_and_the_felt_marks_it(
                and p["status"] != "over"]
     assert chances, seen
     for p in chances:  # the button's meaning, said while another's card is awaited
-        assert "Vous avez la Comète : vous pouvez la jouer maintenant, à la place d" in (
+        assert "Vous avez la Comète : vous pouvez la jouer maintenant pour remplacer l" in (
             p["prompt"]), p
         assert "chaque autre joueur vous paie 1" in p["prompt"], p
+
+    # Her own decisions at a chance are her order's, said so (never a rushed "à vous"); at the
+    # blocked run of a suit she holds, her order ("blocked") plays the Comet.
+    own = [p for p in seen if p["mine"] and p["kind"] == "comet" and "comet" in p["types"]]
+    assert any(p["phase"] == "blocked" for p in own), seen
+    for p in own:
+        assert p["prompt"].startswith("Votre consigne "), p
+        if p["phase"] == "blocked":
+            assert p["prompt"].startswith("Votre consigne joue la Comète pour vous"), p
 
     # The Comet lies on the felt as the card it stood for, with a star; the felt says so. In
     # this deal it carried a diamond run over the gap: no real eight of diamonds will follow.

@@ -19,7 +19,7 @@ from tests.seeding import seed_stream
 pytestmark = pytest.mark.django_db
 
 T0 = datetime(2030, 5, 4, 20, 0, tzinfo=UTC)
-WINDOW = timedelta(seconds=4)
+WINDOW = timedelta(seconds=8)  # "ask me" is offered from 8 s
 
 
 def _alice_holds_the_comet(django_user_model: Any, monkeypatch: pytest.MonkeyPatch,
@@ -122,7 +122,7 @@ def test_the_order_is_hers_to_set_and_read_and_a_stranger_has_none(django_user_m
     answer = client.post(url, {"order": "out"}, format="json")
     assert answer.status_code == 200 and answer.json()["order"] == "out"
     assert client.get(url).json() == {"partie": str(hand.partie_id), "order": "out",
-                                      "window": 4.0}
+                                      "window": 8.0}
     bad = client.post(url, {"order": "sometimes"}, format="json")
     assert bad.status_code == 400 and "order" in bad.json()
     stranger = APIClient()
@@ -135,3 +135,24 @@ def test_a_comet_window_longer_than_fifteen_seconds_is_refused(people, api_as):
         "game": "comet", "players": 1, "bots": "heuristic", "comet_window": 20},
         format="json")
     assert answer.status_code == 400 and "comet_window" in answer.json()
+
+
+def test_ask_me_is_refused_where_the_window_leaves_no_time_to_decide(people, api_as):
+    """At a 3 s window "ask me" would rush the holder: refused, in the reader's language,
+    and her order stays as it was."""
+    partie = partie_start(game="comet", players=[people[0]], bots=["heuristic"] * 2,
+                          comet_window=timedelta(seconds=3), at=T0)
+    url = f"/api/parties/{partie.pk}/comet-order"
+    client = api_as(people[0])
+
+    french = client.post(url, {"order": "ask"}, format="json", HTTP_ACCEPT_LANGUAGE="fr")
+    english = client.post(url, {"order": "ask"}, format="json", HTTP_ACCEPT_LANGUAGE="en")
+
+    assert french.status_code == english.status_code == 409
+    assert french.json() == {"error": "order_refused", "detail": (
+        "« me demander » demande une fenêtre de la Comète d’au moins 8 s pour décider ; celle "
+        "de cette table est de 3 s : choisissez une autre consigne, ou jouez la Comète avec "
+        "son bouton")}
+    assert english.json()["detail"].startswith("“ask me” needs a Comet window of at least 8 s")
+    assert client.get(url).json()["order"] == "blocked"
+    assert client.post(url, {"order": "never"}, format="json").status_code == 200

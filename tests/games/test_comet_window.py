@@ -24,7 +24,7 @@ from tests.seeding import seed_stream
 pytestmark = pytest.mark.django_db
 
 T0 = datetime(2030, 5, 4, 20, 0, tzinfo=UTC)
-WINDOW = timedelta(seconds=3)
+WINDOW = timedelta(seconds=8)  # "ask me" is offered from 8 s
 
 
 def _holder(seed: str, django_user_model: Any, monkeypatch: pytest.MonkeyPatch,

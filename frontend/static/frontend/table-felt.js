@@ -30,7 +30,7 @@
       if (s.number === T.your_seat) classes.push("me");
       if (s.number === Table.told.mover) classes.push("moved");
       const badges = [];
-      if (s.number === dealer) badges.push(`<span class="badge" title="${esc(T.game === "comet" ? W.dealer : W.banker)}">${T.game === "comet" ? "D" : "B"}</span>`);
+      if (s.number === dealer) badges.push(`<span class="badge role">${esc(T.game === "comet" ? W.dealer : W.banker)}</span>`);
       if (s.bot) {
         const level = W.botLevels[s.level];
         badges.push(`<span class="badge bot"${level ? ` title="${esc(level)}"` : ""}>${esc(W.bot)}${level ? ` · ${esc(level)}` : ""}</span>`);

@@ -21,8 +21,10 @@
   Table.drawMine = function (h) {
     const v = h.view;
     const seated = T.your_seat !== null;
-    $("mine").hidden = !seated || Table.partieOver;
-    if (!seated || Table.partieOver) return;
+    // Over, the hand leaves nothing to play: the tray gives way to its result (on a phone it
+    // would cover it), and the next hand brings it back.
+    $("mine").hidden = !seated || Table.partieOver || h.status === "over";
+    if ($("mine").hidden) return;
     const mine = sortCards(v.hand || []);
     const byCard = movesByCard(h);
     const myTurn = (h.to_act || []).includes(T.your_seat) && h.status !== "over";
@@ -37,8 +39,12 @@
       // name a voice user says is the name the button has.
       return `<button type="button" class="pcb${forced && m ? " forced" : ""}" data-card="${c}"${ok ? "" : " disabled"}><span aria-hidden="true">${cardFace(c, cometMark(c))}</span><span class="sr-only">${esc(cardName(c))}</span></button>`;
     }).join("");
-    // The Comet may be played whenever a run needs a card, not only on its holder's turn.
-    const buttons = (h.legal_moves || []).filter(m => !m.card && (myTurn || m.type === "comet"));
+    // The Comet may be played whenever a run needs a card, not only on its holder's turn. An
+    // opening is played by its suit's lowest card; a button of its own only when that card
+    // is not in the hand (the Comet alone).
+    const drawn = new Set(Object.values(byCard));
+    const buttons = (h.legal_moves || []).filter(m => !m.card && (myTurn || m.type === "comet")
+      && !(m.type === "open" && drawn.has(m)));
     $("actions").innerHTML = !forced && h.status !== "over" ? buttons.map((m, i) =>
       `<button type="button" class="move" data-i="${i}">${esc(moveLabel(m))}</button>`).join("") : "";
     $("hand").querySelectorAll("button[data-card]").forEach(b => {
@@ -98,10 +104,12 @@
     if (h.status === "over") return "";
     if (forced) {
       const m = h.legal_moves[0];
-      return fill(P.forced, {move: m.card ? theCard(m.card) : moveLabel(m)});
+      // At a Comet chance the holder may still play the Comet in its place.
+      return fill(h.deadline_kind === "comet" ? P.forced_chance : P.forced, {move: m.card ? theCard(m.card) : moveLabel(m)});
     }
     if (myTurn) {
       const types = new Set((h.legal_moves || []).map(m => m.type));
+      if (h.deadline_kind === "comet" && types.has("comet")) return holderTurn(h, types);
       if (types.has("announce") && types.size === 1) return P.announce;
       if (types.has("give_back")) return fill(P.give_back, {name: v.offer ? who(v.offer.from) : "?"});
       if (types.has("offer")) return fill(P.offer, {name: who(nextSeat(v))});
@@ -120,6 +128,21 @@
       return said ? `${said} ${may}` : may;
     }
     return said;
+  }
+  // The holder's own decision at a Comet chance (his card is the next one, or the run is
+  // blocked): what his order does when the chance ends, or, with "ask me", that it is his.
+  function holderTurn(h, types) {
+    const P = W.prompt;
+    const order = T.comet_order ? T.comet_order.order : "ask";
+    if (order === "ask") return fill(P.ask_turn, {n: T.comet_window});
+    const v = h.view;
+    const mine = v.hand || [];
+    const suit = v.run ? v.run.suit : null;  // the run's suit, blocked or not
+    const plays = order === "first" || (order === "out" && mine.length === 1)
+      || (order === "blocked" && v.phase === "blocked" && mine.some(c => c !== COMET && c[1] === suit));
+    if (plays) return P.order_comet;
+    const real = (h.legal_moves || []).find(m => m.card);
+    return real ? fill(P.order_card, {card: theCard(real.card)}) : P.order_keep;
   }
   function nextSeat(v) {
     const order = v.speaking_order || [];
