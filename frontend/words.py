@@ -165,6 +165,7 @@ def table_words() -> dict[str, Any]:
         "next_partie_at": _("Your next partie: table {n} →"),
         "partie_over": _("The partie is over."),
         "to_lobby": _("Back to the lobby"),
+        "new_table": _("Open a new table"),
         "comet_note": _("★ marks the Comet, played for {card}; the real card stays in its "
                         "holder's hand until a run needs it."),
         "comet_note_gap": _("★ marks the Comet, played for {card}, the card out of the pack: "

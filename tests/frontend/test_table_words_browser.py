@@ -184,6 +184,8 @@ def test_the_comets_holder_is_told_what_its_button_does_and_the_felt_marks_it(
     closed = page.locator("#closed")
     expect(closed).to_contain_text("La partie est terminée.")
     expect(closed.get_by_role("link", name="Retour à l’accueil")).to_have_attribute("href", "/")
+    expect(closed.get_by_role("link", name="Ouvrir une nouvelle table")).to_have_attribute(
+        "href", "/#new")
     expect(page.locator("#mine")).to_be_hidden()
     expect(page.locator("#leave")).to_be_hidden()
     shot(page, tmp_path, "partie-over-fr-1280")

@@ -39,6 +39,7 @@
       $("closed").append(" ", a);
     };
     if (T.soiree && T.urls.results) link(T.urls.results, W.soiree_results);  // the standings
+    else link(`${T.urls.lobby}#new`, W.new_table);  // a casual table: another one
     link(T.urls.lobby, W.to_lobby);
     if (!T.soiree || T.your_seat === null) return;
     for (let i = 0; i < 180; i++) {
