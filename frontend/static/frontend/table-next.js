@@ -32,11 +32,12 @@
     if ($("leave")) $("leave").hidden = true;
     // No more cards to hold: the tray gives way to where the player goes from here.
     if ($("mine")) $("mine").hidden = true;
+    let links = 0;
     const link = (href, words) => {
       const a = document.createElement("a");
       a.href = href;
       a.textContent = words;
-      $("closed").append(" ", a);
+      $("closed").append(links++ ? " · " : " ", a);
     };
     if (T.soiree && T.urls.results) link(T.urls.results, W.soiree_results);  // the standings
     else link(`${T.urls.lobby}#new`, W.new_table);  // a casual table: another one
