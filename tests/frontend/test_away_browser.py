@@ -33,7 +33,7 @@ WORDS = {
     "fr": {"waits": "La table est en pause en attendant alice.",
            "paused": "alice a mis la table en pause jusqu’à son retour.",
            "back": "alice est de retour.", "resumed": "La table reprend.",
-           "away_from": "Vous avez quitté la table libre (alice)",
+           "away_from": "Vous avez quitté la table amicale (alice)",
            "paused_note": "elle est en pause jusqu’à votre retour", "come_back": "revenir"},
     "en": {"waits": "The table is paused, waiting for alice.",
            "paused": "alice has paused the table until their return.",

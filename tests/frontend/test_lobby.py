@@ -86,7 +86,7 @@ def test_your_table_now_shows_a_casual_table_in_play_and_not_one_that_is_over(
 
     assert f'href="/hands/{hand.pk}/"' in now_section
     assert f'href="/hands/{finished.pk}/"' not in now_section
-    assert "Table libre (alice)" in now_section
+    assert "Table amicale (alice)" in now_section
 
 
 def test_a_table_one_has_left_is_said_once_with_its_way_back(
@@ -99,7 +99,7 @@ def test_a_table_one_has_left_is_said_once_with_its_way_back(
 
     now_section = _section(_lobby(client), "now")
 
-    assert "Vous avez quitté la table libre (alice)" in now_section
+    assert "Vous avez quitté la table amicale (alice)" in now_section
     assert now_section.count('class="come-back"') == 1
     assert 'class="go"' not in now_section  # not a second card for the same table
     assert "Vous n’êtes assis à aucune table" not in now_section
@@ -195,7 +195,7 @@ def test_casual_tables_list_those_one_may_watch_with_their_hand_and_close_for_th
     assert f'data-partie="{inviting.pk}"' in mine and "bruno (en attente)" in mine
     assert "Annuler la table" in mine and f'data-partie="{playing.pk}"' not in mine
     assert f'href="/hands/{hand.pk}/"' in chloe_s and "Arrêter après cette donne" in chloe_s
-    assert "Aucune table libre" in stranger_s and "data-partie" not in stranger_s
+    assert "Aucune table amicale" in stranger_s and "data-partie" not in stranger_s
 
 
 def test_the_new_table_form_names_both_games_and_the_club_s_buy_in_limit(
@@ -205,7 +205,7 @@ def test_the_new_table_form_names_both_games_and_the_club_s_buy_in_limit(
 
     form = _section(_lobby(client), "new")
 
-    assert "Nouvelle table libre" in form
+    assert "Nouvelle table amicale" in form
     assert '<option value="comet">Comet</option>' in form
     assert '<option value="commere">Ma commère, accommodez-moi</option>' in form
     assert 'id="new-players" name="players"' in form and 'for="new-players"' in form
@@ -225,7 +225,7 @@ def test_the_lobby_speaks_french_by_default_and_english_to_who_asks(
     english = _lobby(client, accept_language="en-GB,en;q=0.8")
 
     assert '<html lang="fr">' in french and "Votre table" in french
-    assert "Accepter" in french and "Nouvelle table libre" in french
+    assert "Accepter" in french and "Nouvelle table amicale" in french
     assert '<html lang="en">' in english and "Your table now" in english
     assert "alice invites you to a table of Comet" in english
     assert "Accept</button>" in english and "Decline</button>" in english

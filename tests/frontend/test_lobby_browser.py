@@ -87,7 +87,7 @@ def test_a_player_accepts_an_invitation_on_a_phone_and_reads_the_lobby_in_englis
     other = page.locator(f'#invitations [data-partie="{chloe_s.pk}"]')
     other.get_by_role("button", name="Accepter").click()
     expect(other.get_by_role("alert")).to_contain_text(
-        "Refusé : bruno joue déjà à une autre table libre")
+        "Refusé : bruno joue déjà à une autre table amicale")
     assert _fits(page, PHONE["width"])
     shot(page, tmp_path, "lobby-2-phone-fr-seated")
 
