@@ -41,7 +41,8 @@ MY_TURN = (
 LEAVE = """() => { const r = document.getElementById('leave').getBoundingClientRect();
   const clock = document.getElementById('clock');
   // Its place on the page (a scroll moves the whole page, not the button within it).
-  return {x: r.x + scrollX, y: r.y + scrollY, width: r.width, clock: clock.hidden ? null : clock.textContent.trim()
+  return {x: r.x + scrollX, y: r.y + scrollY, width: r.width,
+          clock: clock.hidden ? null : clock.textContent.trim()
             .replace(/\\s+/g, ' '), tray: document.getElementById('tray-clock').textContent,
           hint: !document.getElementById('sound-hint').hidden}; }"""
 
