@@ -68,8 +68,13 @@ def table_words() -> dict[str, Any]:
             "forced": _("Your only move, played for you in a moment: {move}."),
             "forced_chance": _("Your only move, played for you when the Comet's chance ends, "
                                "unless its holder plays the Comet in its place: {move}."),
-            "ask_turn": _("Your turn: play the card or the Comet before the chance ends "
-                          "({n} s); otherwise you keep the Comet."),
+            "ask_turn": _("Your turn: play your card or the Comet before the chance ends; "
+                          "otherwise your card is played for you and you keep the Comet."),
+            "blocked_played": _("The run is blocked: its next card has already been played."),
+            "blocked_gap": _("The run is blocked at the diamond gap (the eight of diamonds is "
+                             "out of the pack)."),
+            "ask_blocked": _("Play the Comet to carry it on (each other player pays you), or "
+                             "keep it; if you do neither before the chance ends, you keep it."),
             "order_card": _("Your order plays {card} for you when the chance ends, and you keep "
                             "the Comet. You may still choose the Comet."),
             "order_keep": _("Your order keeps the Comet when the chance ends. You may still "

@@ -217,9 +217,10 @@ _OUT_OF_VIEW = """() => [...document.querySelectorAll(
 
 def _play_out(page: Page, prefer: str = "", keyboard: bool = False,
               kinds: set[str] | None = None, prefer_blocked: bool = False,
-              in_view: bool = False) -> list[str]:
+              in_view: bool = False, order_decides: bool = False) -> list[str]:
     """Click (or Tab and Enter) a legal card or move until the hand is over; returns what was
-    clicked. ``prefer``: the accessible name of a button to click whenever it is offered."""
+    clicked. ``prefer``: the accessible name of a button to click whenever it is offered.
+    ``order_decides``: the Comet's own question (play it or keep it) is left to her order."""
     clicked: list[str] = []
     end = time.monotonic() + 120
     while page.evaluate("window.tablePage.current().status") != "over":
@@ -229,6 +230,11 @@ def _play_out(page: Page, prefer: str = "", keyboard: bool = False,
         mine = page.evaluate("(h => (h.to_act || []).includes(h.your_seat))"
                              "(window.tablePage.current())")
         if enabled.count() == 0 or not mine:
+            page.wait_for_timeout(100)
+            continue
+        if order_decides and page.evaluate(
+                "window.tablePage.current().legal_moves.every("
+                "m => m.type === 'comet' || m.type === 'keep_comet')"):
             page.wait_for_timeout(100)
             continue
         seq = page.evaluate("window.tablePage.current().seq")
@@ -486,7 +492,7 @@ def test_a_standing_order_plays_alices_comet_at_a_blocked_run_and_she_is_paid(
     wait_for_js(page, "document.getElementById('plan').textContent.includes('blocked run of')")
     assert page.locator("#orders-saved").inner_text() == "Order saved."
     shot(page, tmp_path, "comet-order-en")
-    clicked = _play_out(page)
+    clicked = _play_out(page, order_decides=True)
     assert "play the Comet" not in clicked  # she never had to decide it herself
     shot(page, tmp_path, "comet-order-over-en")
     log = page.locator("#log").inner_text()

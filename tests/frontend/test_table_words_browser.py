@@ -40,7 +40,9 @@ RECORD_PROMPTS = """() => {
                          mine: (h.to_act || []).includes(h.your_seat), kind: h.deadline_kind,
                          types: (h.legal_moves || []).map(m => m.type),
                          enabled: document.querySelectorAll('#hand button:not([disabled])').length,
-                         status: h.status, phase: h.view.phase});
+                         status: h.status, phase: h.view.phase,
+                         comet_card: (b => b ? b.disabled : null)(
+                           document.querySelector('#hand [data-card="9D"]'))});
   };
 }"""
 
@@ -151,6 +153,28 @@ def test_the_comets_holder_is_told_what_its_button_does_and_the_felt_marks_it(
         "Pas à cette table : chaque occasion dure 1 s, trop peu pour décider (il faut au moins "
         "8 s). Votre consigne décide, et le bouton « jouer la Comète » la joue quand vous voulez.")
 
+    # With "ask me" (offered from 8 s), the page's own words for her two decisions at a
+    # chance, drawn from a hand as the server sends it: her card awaited, and a blocked run.
+    page.evaluate("Table.T.comet_order.order = 'ask'")
+    asked = page.evaluate("""() => {
+      const h = window.tablePage.current(), me = h.your_seat;
+      const at = (view, legal) => { Table.drawMine({...h, status: 'playing', to_act: [me],
+        deadline_kind: 'comet', legal_moves: legal,
+        view: {...h.view, hand: ['9D', '2S'], ...view}});
+        return document.getElementById('prompt').textContent; };
+      return [at({phase: 'run', run: {suit: 'S', next_card: '2S'}},
+                 [{type: 'play', card: '2S'}, {type: 'comet'}]),
+              at({phase: 'blocked', run: {suit: 'S', blocked: 'played'}},
+                 [{type: 'comet'}, {type: 'keep_comet'}])]; }""")
+    assert asked == [
+        "À vous : jouez votre carte ou la Comète avant la fin de l’occasion ; sinon votre carte "
+        "est jouée pour vous et vous gardez la Comète.",
+        "La suite est bloquée : sa carte suivante a déjà été jouée. Jouez la Comète pour la "
+        "continuer (chaque autre joueur vous paie), ou gardez-la ; si vous ne faites rien avant "
+        "la fin de l’occasion, vous la gardez."], asked
+    page.evaluate("Table.T.comet_order.order = 'blocked';"
+                  " Table.drawMine(window.tablePage.current())")
+
     page.evaluate(RECORD_PROMPTS)
     _play_out(page)  # her order ("blocked", the default) plays the Comet for her
     seen = page.evaluate("window.prompts")
@@ -158,9 +182,11 @@ def test_the_comets_holder_is_told_what_its_button_does_and_the_felt_marks_it(
                and p["status"] != "over"]
     assert chances, seen
     for p in chances:  # the button's meaning, said while another's card is awaited
-        assert "Vous avez la Comète : vous pouvez la jouer maintenant pour remplacer l" in (
-            p["prompt"]), p
-        assert "chaque autre joueur vous paie 1" in p["prompt"], p
+        assert ("Vous avez la Comète : si vous le voulez, jouez-la maintenant ; elle remplace "
+                "la carte attendue (l") in p["prompt"], p
+        assert "chaque autre joueur vous paie 1. Sinon, votre consigne décide." in p["prompt"], p
+        # Played by its own button only: the lit 9♦ in her hand is not a second way.
+        assert p["comet_card"] is True, p
 
     # Her own decisions at a chance are her order's, said so (never a rushed "à vous"); at the
     # blocked run of a suit she holds, her order ("blocked") plays the Comet.

@@ -14,7 +14,7 @@
       else if (m.type === "open") {
         const lowest = sortCards(mine.filter(c => c[1] === m.suit && c !== COMET))[0];
         if (lowest) byCard[lowest] = m;
-      } else if (m.type === "comet") byCard[COMET] = m;
+      }  // the Comet: its own button ("jouer la Comète"), never a tap on the lit card
     }
     return byCard;
   }
@@ -124,7 +124,7 @@
     // The Comet's holder may play it while another's card is awaited: the button says so.
     if ((h.legal_moves || []).some(m => m.type === "comet")) {
       const needed = v.run && v.run.next_card;
-      const may = needed ? fill(P.comet_instead, {card: theCard(needed), n: v.comet_payment_due ?? "?"}) : P.comet;
+      const may = needed ? fill(P.comet_instead, {card: theCard(needed), n: v.comet_payment_due ?? "?"}) : P.comet;  // optional: the order decides otherwise
       return said ? `${said} ${may}` : may;
     }
     return said;
@@ -134,7 +134,7 @@
   function holderTurn(h, types) {
     const P = W.prompt;
     const order = T.comet_order ? T.comet_order.order : "ask";
-    if (order === "ask") return fill(P.ask_turn, {n: T.comet_window});
+    if (order === "ask") return types.has("keep_comet") ? blockedSaid(h.view) + " " + P.ask_blocked : P.ask_turn;
     const v = h.view;
     const mine = v.hand || [];
     const suit = v.run ? v.run.suit : null;  // the run's suit, blocked or not
@@ -143,6 +143,10 @@
     if (plays) return P.order_comet;
     const real = (h.legal_moves || []).find(m => m.card);
     return real ? fill(P.order_card, {card: theCard(real.card)}) : P.order_keep;
+  }
+  // Why the run stopped, in the log's words (the card already played, or the diamonds' gap).
+  function blockedSaid(v) {
+    return v.run && v.run.blocked === "gap" ? W.prompt.blocked_gap : W.prompt.blocked_played;
   }
   function nextSeat(v) {
     const order = v.speaking_order || [];

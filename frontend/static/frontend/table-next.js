@@ -42,6 +42,7 @@
     if (T.soiree && T.urls.results) link(T.urls.results, W.soiree_results);  // the standings
     else link(`${T.urls.lobby}#new`, W.new_table);  // a casual table: another one
     link(T.urls.lobby, W.to_lobby);
+    if (window.matchMedia("(max-width: 700px)").matches) $("closed").scrollIntoView({block: "center"});
     if (!T.soiree || T.your_seat === null) return;
     for (let i = 0; i < 180; i++) {
       const r = await api(`/api/soirees/${T.soiree}/my-table`);
