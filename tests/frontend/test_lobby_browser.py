@@ -139,3 +139,42 @@ def test_a_player_accepts_an_invitation_on_a_phone_and_reads_the_lobby_in_englis
     assert (made_partie.move_timeout, made_partie.comet_window) == (
         timedelta(seconds=30), timedelta(seconds=15))
     assert errors == []
+
+
+@pytest.mark.parametrize("live_server_process", ["embedded"], indirect=True)
+def test_stopping_a_casual_table_asks_first_and_a_no_changes_nothing(
+        live_server_process: Any, page: Page, django_user_model: Any, tmp_path: Path) -> None:
+    alice = django_user_model.objects.create_user("alice", password=PASSWORD)
+    partie = casual_table_create(creator=alice, game="comet", players=[alice],
+                                 bots=["heuristic"], at=timezone.now(),
+                                 move_timeout=timedelta(minutes=5))
+    page.set_viewport_size(PHONE)
+    page.context.set_extra_http_headers({"Accept-Language": "fr"})
+    page.goto(f"{live_server_process.url}/accounts/login/?next=/")
+    page.fill("#id_username", "alice")
+    page.fill("#id_password", PASSWORD)
+    page.click("main button[type=submit]")
+    stop = page.get_by_role("button", name="Arrêter après cette donne")
+    asked: list[str] = []
+
+    def answer(accept: bool) -> Any:
+        def said(dialog: Any) -> None:
+            asked.append(dialog.message)
+            dialog.accept() if accept else dialog.dismiss()
+        return said
+
+    page.once("dialog", answer(False))
+    stop.click()
+    expect(stop).to_be_visible()  # a "no": the table plays on
+    partie.refresh_from_db()
+    assert partie.deal_until is None and partie.status == Partie.Status.PLAYING
+
+    page.once("dialog", answer(True))
+    stop.click()
+    expect(page.locator("#casual .stopping")).to_have_text(
+        "La table s’arrêtera après cette donne.")
+    partie.refresh_from_db()
+    assert partie.deal_until is not None
+    assert asked == ["Arrêter cette table après la donne en cours ? Aucune autre donne ne sera "
+                     "distribuée ; c’est sans retour."] * 2
+    shot(page, tmp_path, "lobby-stop-asked-fr-390")

@@ -26,6 +26,7 @@
       button.addEventListener("click", () => {
         const partie = panel.dataset.partie, action = button.dataset.action;
         if (action === "close") {
+          if (button.dataset.confirm && !window.confirm(button.dataset.confirm)) return;
           postAction(`/api/parties/${partie}/close`, {}, errorBox, buttons, words, body => {
             if (body.status !== "playing") { location.reload(); return; }
             // Playing on to the end of its hand: the table says so, where the button was.
