@@ -203,6 +203,9 @@ def table_words() -> dict[str, Any]:
                      "at {time}."),
         "orders": {
             "saved": _("Order saved."),
+            "played_mine": _("You played the Comet in this hand: your order waits for the "
+                             "next hand in which you hold it."),
+            "played": _("The Comet has been played in this hand."),
             "none": _("You do not hold the Comet in this hand: your order waits for a hand "
                       "in which you do."),
             "blocked": _("You hold the Comet: it will be played at the next blocked run of "

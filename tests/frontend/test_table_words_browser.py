@@ -41,6 +41,8 @@ RECORD_PROMPTS = """() => {
                          types: (h.legal_moves || []).map(m => m.type),
                          enabled: document.querySelectorAll('#hand button:not([disabled])').length,
                          status: h.status, phase: h.view.phase,
+                         plan: document.getElementById('plan').textContent,
+                         comet_played: (h.view.played || []).some(p => p.stands_for),
                          comet_card: (b => b ? b.disabled : null)(
                            document.querySelector('#hand [data-card="9D"]'))});
   };
@@ -193,9 +195,17 @@ def test_the_comets_holder_is_told_what_its_button_does_and_the_felt_marks_it(
     own = [p for p in seen if p["mine"] and p["kind"] == "comet" and "comet" in p["types"]]
     assert any(p["phase"] == "blocked" for p in own), seen
     for p in own:
-        assert p["prompt"].startswith("Votre consigne "), p
-        if p["phase"] == "blocked":
-            assert p["prompt"].startswith("Votre consigne joue la Comète pour vous"), p
+        if p["phase"] == "blocked":  # why the run stopped, then what her order does
+            assert p["prompt"].startswith("La suite est bloquée"), p
+            assert "Votre consigne joue la Comète pour vous" in p["prompt"], p
+        else:
+            assert p["prompt"].startswith("Votre consigne "), p
+    # Once she has played it, the line under her hand says so (not "you do not hold it").
+    after = [p for p in seen if p["comet_played"] and p["status"] != "over"]
+    assert after, seen
+    for p in after:
+        assert p["plan"] == ("Vous avez joué la Comète dans cette donne : votre consigne attend "
+                             "la prochaine donne où vous l’aurez."), p
 
     # The Comet lies on the felt as the card it stood for, with a star; the felt says so. In
     # this deal it carried a diamond run over the gap: no real eight of diamonds will follow.

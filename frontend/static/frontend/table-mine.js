@@ -73,7 +73,10 @@
     const O = W.orders;
     const order = T.comet_order.order;
     if (h.status === "over" || !mine.includes(COMET)) {
-      plan.textContent = h.status === "over" ? "" : O.none;
+      // Played in this hand (its place on the felt is public): by him, or by another.
+      const played = ((h.view && h.view.played) || []).find(p => p.stands_for);
+      plan.textContent = h.status === "over" ? "" : !played ? O.none
+        : played.seat === T.your_seat ? O.played_mine : O.played;
       return;
     }
     const others = mine.filter(c => c !== COMET);
@@ -140,9 +143,11 @@
     const suit = v.run ? v.run.suit : null;  // the run's suit, blocked or not
     const plays = order === "first" || (order === "out" && mine.length === 1)
       || (order === "blocked" && v.phase === "blocked" && mine.some(c => c !== COMET && c[1] === suit));
-    if (plays) return P.order_comet;
+    // At a blocked run, first why it stopped.
+    const why = types.has("keep_comet") ? blockedSaid(v) + " " : "";
+    if (plays) return why + P.order_comet;
     const real = (h.legal_moves || []).find(m => m.card);
-    return real ? fill(P.order_card, {card: theCard(real.card)}) : P.order_keep;
+    return why + (real ? fill(P.order_card, {card: theCard(real.card)}) : P.order_keep);
   }
   // Why the run stopped, in the log's words (the card already played, or the diamonds' gap).
   function blockedSaid(v) {
