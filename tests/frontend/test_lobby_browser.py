@@ -19,7 +19,7 @@ from games.services import casual_table_create
 from tournaments.models import Membership
 from tournaments.services import club_create, membership_add, soiree_create
 
-from .conftest import shot, wait_for_js
+from .conftest import shot, sign_in, wait_for_js
 
 pytestmark = [pytest.mark.postgres, pytest.mark.browser]
 
@@ -150,10 +150,7 @@ def test_stopping_a_casual_table_asks_first_and_a_no_changes_nothing(
                                  move_timeout=timedelta(minutes=5))
     page.set_viewport_size(PHONE)
     page.context.set_extra_http_headers({"Accept-Language": "fr"})
-    page.goto(f"{live_server_process.url}/accounts/login/?next=/")
-    page.fill("#id_username", "alice")
-    page.fill("#id_password", PASSWORD)
-    page.click("main button[type=submit]")
+    sign_in(page, live_server_process.url, "alice", PASSWORD)
     stop = page.get_by_role("button", name="Arrêter après cette donne")
     asked: list[str] = []
 
