@@ -36,8 +36,9 @@ def bot_for(value: str) -> str:
         return value
     if value in BOT_LEVELS:
         return BOT_LEVELS[value]
-    raise ValueError(f"unknown bot level {value!r}: choose among {', '.join(BOT_LEVELS)} "
-                     f"(or the bots {', '.join(BOT_NAMES)})")
+    raise ValueError(_("unknown bot level %(level)s: choose among %(levels)s (or the bots "
+                       "%(bots)s)") % {"level": repr(value), "levels": ", ".join(BOT_LEVELS),
+                                      "bots": ", ".join(BOT_NAMES)})
 
 #: Every partie ends: one that names no number of hands plays DEFAULT_HANDS (or, when it ends
 #: on its own terms, until_broke or a closing time, at most max_hands), and none plays more

@@ -72,3 +72,16 @@ def test_a_level_that_does_not_exist_is_refused_and_nothing_is_made(
     text = str(answer.json()["bots"])
     assert "fort" in text and ("unknown bot level" in text or "string" in text)
     assert not Partie.objects.exists()
+
+
+def test_an_unknown_bot_level_is_refused_in_the_readers_language() -> None:
+    from django.utils import translation
+
+    from games.services import bot_for
+
+    with translation.override("fr"), pytest.raises(ValueError) as refused:
+        bot_for("génie")
+    assert str(refused.value).startswith("niveau de robot inconnu 'génie' : choisissez parmi ")
+    with translation.override("en"), pytest.raises(ValueError) as refused:
+        bot_for("génie")
+    assert str(refused.value).startswith("unknown bot level 'génie': choose among ")
