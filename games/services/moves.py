@@ -508,7 +508,9 @@ def seat_comet_order(*, partie_id: Any, user: AbstractBaseUser, order: str | Non
     given. Any seat may hold one: having one says nothing of who holds the Comet. "Ask me" is
     refused at a table whose Comet window is shorter than ``ASK_WINDOW_MIN``."""
     with transaction.atomic():
-        seat = (Seat.objects.select_for_update(no_key=True).select_related("partie")
+        # The seat's row alone is locked: its partie is read for its window, not written.
+        seat = (Seat.objects.select_for_update(no_key=True, of=("self",))
+                .select_related("partie")
                 .filter(partie_id=partie_id, player_id=user.pk).first())
         if seat is None:
             raise NotSeated(_("you have no seat at this table"))

@@ -149,7 +149,7 @@
     const real = (h.legal_moves || []).find(m => m.card);
     return why + (real ? fill(P.order_card, {card: theCard(real.card)}) : P.order_keep);
   }
-  // Why the run stopped, in the log's words (the card already played, or the diamonds' gap).
+  // Why the run stopped (the card already played, or the diamonds' gap).
   function blockedSaid(v) {
     return v.run && v.run.blocked === "gap" ? W.prompt.blocked_gap : W.prompt.blocked_played;
   }
